@@ -1,0 +1,3 @@
+from contextfork.entry import main
+
+raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""Shared CLI plumbing: options, error handling, and rendering of ``Result`` objects.
+
+Command modules stay thin: parse arguments, call one domain function, hand its ``Result`` to
+``emit``. Domain modules never import this file (they know nothing of Typer).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import typer
+
+from contextfork.envelope import Result, dumps, envelope, error_envelope
+from contextfork.errors import ContextforkError, ExitCode
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a versioned JSON envelope.")]
+RepoOpt = Annotated[
+    Path | None,
+    typer.Option("--repo", help="Repository (default: the git root of the current directory)."),
+]
+
+
+def _wants_json() -> bool:
+    return "--json" in sys.argv
+
+
+def fail(command: str, err: ContextforkError) -> None:
+    """Print one line (or a JSON envelope) and exit with the error's code."""
+    if _wants_json():
+        print(dumps(error_envelope(command, type(err).__name__, err.one_line(), int(err.exit_code))))
+    else:
+        print(f"contextfork {command}: error: {err.one_line()}", file=sys.stderr)
+    raise typer.Exit(int(err.exit_code))
+
+
+def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Turn ContextforkError (and stray OSError) into one clear line and a named exit code."""
+
+    def deco(fn: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                return fn(*args, **kwargs)
+            except ContextforkError as err:
+                fail(command, err)
+            except KeyboardInterrupt:
+                print(f"contextfork {command}: interrupted", file=sys.stderr)
+                raise typer.Exit(130) from None
+            except OSError as err:
+                generic = ContextforkError(f"{err.strerror or err}: {err.filename or ''}".strip())
+                fail(command, generic)
+            raise AssertionError("unreachable")  # pragma: no cover
+
+        return wrapper
+
+    return deco
+
+
+def emit(result: Result, as_json: bool, human: Callable[[Result], None] | None = None) -> None:
+    """Render a result and exit with its code."""
+    if as_json:
+        print(dumps(envelope(result)))
+    else:
+        if human is not None:
+            human(result)
+        elif result.text is not None:
+            print(result.text, end="" if result.text.endswith("\n") else "\n")
+        for p in result.problems:
+            stream = sys.stderr if p.severity == "error" else sys.stdout
+            print(p.line(), file=stream)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
+def console() -> Any:
+    """A rich console for tables and progress bars (rich imported lazily)."""
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+__all__ = ["ExitCode", "JsonOpt", "RepoOpt", "console", "emit", "fail", "guarded"]

@@ -1,0 +1,29 @@
+"""Console entry point.
+
+The status line and harness hooks run on every prompt, so they bypass Typer, pydantic and
+jinja2 entirely: ``contextfork statusline`` and ``contextfork hook ...`` dispatch from here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "statusline":
+        from contextfork.telemetry.statusline import main as statusline_main
+
+        return statusline_main(args[1:])
+    if args and args[0] == "hook" and not any(a in ("--help", "-h") for a in args[1:]):
+        from contextfork.harness.hookrunner import main as hook_main
+
+        return hook_main(args[1:])
+    from contextfork.cli import app
+
+    try:
+        app(args=args, prog_name="contextfork", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0

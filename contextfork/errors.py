@@ -1,0 +1,60 @@
+"""One exception family with named exit codes, so every command fails the same way.
+
+The codes are part of the CLI contract (README "Exit codes"): scripts and hooks branch on them.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    CHECK_FAILED = 1
+    USAGE = 2
+    INTEGRITY = 3
+    NOT_FOUND = 4
+    DRIFT = 5
+
+
+class ContextforkError(Exception):
+    """A user-facing failure: one line of text plus an exit code, never a traceback."""
+
+    exit_code: ExitCode = ExitCode.CHECK_FAILED
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = self.message.replace("\n", " ").strip()
+        if self.hint:
+            text = f"{text} ({self.hint})"
+        return text
+
+
+class CheckFailed(ContextforkError):
+    exit_code = ExitCode.CHECK_FAILED
+
+
+class UsageError(ContextforkError):
+    exit_code = ExitCode.USAGE
+
+
+class IntegrityError(ContextforkError):
+    exit_code = ExitCode.INTEGRITY
+
+
+class NotFoundError(ContextforkError):
+    exit_code = ExitCode.NOT_FOUND
+
+
+class DriftError(ContextforkError):
+    exit_code = ExitCode.DRIFT
+
+
+class GitError(ContextforkError):
+    """git itself refused; the message carries git's own first error line."""
+
+    exit_code = ExitCode.CHECK_FAILED

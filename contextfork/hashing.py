@@ -1,0 +1,40 @@
+"""The only module that computes hashes, so every identity in the tool is computed one way."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+_CHUNK = 1 << 20
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def sha256_file(path: Path) -> tuple[str, int]:
+    """Hash a file without loading it whole; returns (hex digest, size)."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept (IPCF projection rules)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+def canonical_sha256(obj: Any) -> str:
+    return sha256_bytes(canonical_json(obj))

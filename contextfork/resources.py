@@ -1,0 +1,65 @@
+"""Locate the templates and schemas, inside the wheel or in a source checkout."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+_PKG = Path(__file__).resolve().parent
+
+
+@cache
+def data_dir(kind: str) -> Path:
+    """``templates`` or ``schemas``: packaged copy first (wheel), then the repo's top level."""
+    packaged = _PKG / "_data" / kind
+    if packaged.is_dir():
+        return packaged
+    source = _PKG.parent / kind
+    if source.is_dir():
+        return source
+    raise FileNotFoundError(f"contextfork data directory {kind!r} not found (broken install?)")
+
+
+def template_path(name: str) -> Path:
+    return data_dir("templates") / name
+
+
+def schema_path(name: str) -> Path:
+    return data_dir("schemas") / name
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    with open(schema_path(name), encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
+    return data
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Render a jinja2 template from templates/ (jinja2 imported lazily: not on hook paths)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
+        autoescape=False,  # noqa: S701 - markdown and shell output, not HTML
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template(name).render(**context)
+
+
+def validate_against_schema(name: str, instance: Any) -> list[str]:
+    """All schema violations as one-line messages (empty list when valid)."""
+    import jsonschema
+
+    schema = load_schema(name)
+    validator = jsonschema.Draft202012Validator(schema)
+    out = []
+    for err in sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        out.append(f"{where}: {err.message}")
+    return out

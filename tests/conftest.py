@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import TRANSCRIPTS, Repo, make_repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    """A real git repository with one commit (README.md, src/app.py)."""
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def empty_repo(tmp_path: Path) -> Repo:
+    """A real git repository with an unborn HEAD (no commits)."""
+    return make_repo(tmp_path / "repo", commit=False)
+
+
+@pytest.fixture
+def transcripts_dir() -> Path:
+    """The shared real transcripts; tests using them skip where ../shared is absent."""
+    if not TRANSCRIPTS.is_dir():
+        pytest.skip("../shared/data/transcripts is absent (a user's clone has no ../shared)")
+    return TRANSCRIPTS

@@ -1,0 +1,121 @@
+"""Real git repositories and real CLI subprocesses for tests (no mocks of git).
+
+pytest-git's ``git_repo`` fixture warns on pytest 9 and fails under ``-W error`` (our setting),
+so this small helper replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TRANSCRIPTS = SHARED_DATA / "transcripts"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_ENV)
+    env["HOME"] = env.get("CONTEXTFORK_TEST_HOME", env.get("HOME", "/tmp"))
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git(cwd: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=clean_env(), input=input, capture_output=True, check=False
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace')}")
+    return proc.stdout.decode("utf-8", errors="replace").strip()
+
+
+@dataclass
+class Repo:
+    """A real git repository in tmp_path with helpers to write, commit and inspect it."""
+
+    path: Path
+
+    def write(self, rel: str, data: str | bytes, mode: int | None = None) -> Path:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            p.write_bytes(data.encode("utf-8"))
+        else:
+            p.write_bytes(data)
+        if mode is not None:
+            p.chmod(mode)
+        return p
+
+    def git(self, *args: str, check: bool = True, input: bytes | None = None) -> str:
+        return git(self.path, *args, check=check, input=input)
+
+    def commit_all(self, message: str = "commit") -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+    @property
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD")
+
+
+def make_repo(path: Path, *, files: dict[str, str | bytes] | None = None, commit: bool = True) -> Repo:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "author@example.com")
+    git(path, "config", "user.name", "Test Author")
+    git(path, "config", "commit.gpgsign", "false")
+    repo = Repo(path)
+    if files is None and commit:
+        files = {"README.md": "# demo\n", "src/app.py": "def main():\n    return 1\n"}
+    for rel, data in (files or {}).items():
+        repo.write(rel, data)
+    if commit:
+        repo.commit_all("initial")
+    return repo
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> CliResult:
+    """Run ``contextfork`` as a real subprocess (``python -m contextfork``)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "contextfork", *args],
+        cwd=cwd,
+        env=clean_env(env),
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
