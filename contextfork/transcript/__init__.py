@@ -1,0 +1,1 @@
+"""Transcript adapters: real harness transcripts → one normalized ``Session`` model."""

@@ -1,0 +1,110 @@
+"""The normalized session model every adapter produces (SPEC §2).
+
+A ``Step`` is one model call's output plus the tool results it caused (an IPCF "turn").
+Raw source lines are kept byte-exact so the cold store can hash and restore them losslessly.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TextBlock(_Model):
+    type: Literal["text"] = "text"
+    role: Literal["system", "user", "assistant"]
+    text: str
+
+
+class ThinkingBlock(_Model):
+    type: Literal["thinking"] = "thinking"
+    text: str
+
+
+class ToolCall(_Model):
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    input: dict[str, object] = Field(default_factory=dict)
+
+
+class ToolResult(_Model):
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    content: str
+    is_error: bool = False
+    exit_code: int | None = None
+
+
+Block = Annotated[TextBlock | ThinkingBlock | ToolCall | ToolResult, Field(discriminator="type")]
+
+
+class Usage(_Model):
+    """Usage as recorded by the harness (what the user is billed for)."""
+
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+class RawLine(_Model):
+    """One source line (or JSON element) exactly as read, with its byte offset in the file."""
+
+    offset: int
+    text: str
+
+
+class Step(_Model):
+    index: int  # 1-based
+    blocks: list[Block] = Field(default_factory=list)
+    started_at: str | None = None
+    ended_at: str | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    message_id: str | None = None
+    raw: list[RawLine] = Field(default_factory=list)
+    after_compaction: bool = False
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [b for b in self.blocks if isinstance(b, ToolCall)]
+
+    @property
+    def tool_results(self) -> list[ToolResult]:
+        return [b for b in self.blocks if isinstance(b, ToolResult)]
+
+    def raw_bytes(self) -> bytes:
+        return "".join(r.text for r in self.raw).encode("utf-8")
+
+
+class Compaction(_Model):
+    """A real compaction recorded by the harness (Claude Code compact_boundary, Codex compacted)."""
+
+    before_step: int
+    timestamp: str | None = None
+    trigger: str | None = None
+    pre_tokens: int | None = None
+
+
+class Session(_Model):
+    format: Literal["claude-code", "codex", "pi", "mini-swe-agent", "openai-chat", "anthropic-messages"]
+    session_id: str | None = None
+    path: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    system_prompt: str | None = None
+    steps: list[Step] = Field(default_factory=list)
+    compactions: list[Compaction] = Field(default_factory=list)
+    malformed_lines: int = 0
+    started_at: str | None = None
+    ended_at: str | None = None
