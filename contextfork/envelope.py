@@ -26,7 +26,11 @@ class Problem:
     path: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"severity": self.severity, "code": self.code, "message": self.message}
+        out: dict[str, Any] = {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+        }
         if self.path is not None:
             out["path"] = self.path
         return out

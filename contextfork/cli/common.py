@@ -34,7 +34,9 @@ def _wants_json() -> bool:
 def fail(command: str, err: ContextforkError) -> None:
     """Print one line (or a JSON envelope) and exit with the error's code."""
     if _wants_json():
-        print(dumps(error_envelope(command, type(err).__name__, err.one_line(), int(err.exit_code))))
+        print(
+            dumps(error_envelope(command, type(err).__name__, err.one_line(), int(err.exit_code)))
+        )
     else:
         print(f"contextfork {command}: error: {err.one_line()}", file=sys.stderr)
     raise typer.Exit(int(err.exit_code))

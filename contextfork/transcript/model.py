@@ -97,7 +97,9 @@ class Compaction(_Model):
 
 
 class Session(_Model):
-    format: Literal["claude-code", "codex", "pi", "mini-swe-agent", "openai-chat", "anthropic-messages"]
+    format: Literal[
+        "claude-code", "codex", "pi", "mini-swe-agent", "openai-chat", "anthropic-messages"
+    ]
     session_id: str | None = None
     path: str | None = None
     cwd: str | None = None
