@@ -1,1 +1,47 @@
-"""Transcript adapters: real harness transcripts → one normalized ``Session`` model."""
+"""Transcript adapters: real harness transcripts → one normalized ``Session`` model.
+
+Import stays light (no pydantic until a transcript is actually loaded) so hot paths can import
+the package to reach ``locate`` without paying for the model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Session
+
+__all__ = ["load_session"]
+
+
+def load_session(path: str | Path, *, include_subagents: bool = True) -> Session:
+    """Read any supported transcript (format detected) into a ``Session``.
+
+    Raises ``NotFoundError`` for a missing file and ``UsageError`` (naming the file and line)
+    for an unknown or unreadable one; malformed single lines are skipped and counted in
+    ``Session.malformed_lines``.
+    """
+    from contextfork.transcript.detect import detect_format
+
+    p = Path(path)
+    fmt = detect_format(p)
+    if fmt == "claude-code":
+        from contextfork.transcript import claude_code
+
+        return claude_code.load(p, include_subagents=include_subagents)
+    if fmt == "codex":
+        from contextfork.transcript import codex
+
+        return codex.load(p)
+    if fmt == "pi":
+        from contextfork.transcript import pi
+
+        return pi.load(p)
+    if fmt == "mini-swe-agent":
+        from contextfork.transcript import miniswe
+
+        return miniswe.load(p)
+    from contextfork.transcript import plain
+
+    return plain.load(p)

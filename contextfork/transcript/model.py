@@ -19,6 +19,9 @@ class TextBlock(_Model):
     type: Literal["text"] = "text"
     role: Literal["system", "user", "assistant"]
     text: str
+    # True for text the harness injected in the user's name (command caveats, compaction
+    # summaries, environment context): it is in the prompt but is not a request the user typed.
+    meta: bool = False
 
 
 class ThinkingBlock(_Model):
@@ -72,6 +75,7 @@ class Step(_Model):
     usage: Usage | None = None
     model: str | None = None
     message_id: str | None = None
+    request_id: str | None = None
     raw: list[RawLine] = Field(default_factory=list)
     after_compaction: bool = False
 
@@ -82,6 +86,10 @@ class Step(_Model):
     @property
     def tool_results(self) -> list[ToolResult]:
         return [b for b in self.blocks if isinstance(b, ToolResult)]
+
+    @property
+    def user_texts(self) -> list[TextBlock]:
+        return [b for b in self.blocks if isinstance(b, TextBlock) and b.role == "user"]
 
     def raw_bytes(self) -> bytes:
         return "".join(r.text for r in self.raw).encode("utf-8")
@@ -110,3 +118,13 @@ class Session(_Model):
     malformed_lines: int = 0
     started_at: str | None = None
     ended_at: str | None = None
+    model: str | None = None
+    # Claude Code: lines on rewound (abandoned) branches, kept out of ``steps`` but counted.
+    abandoned_lines: int = 0
+    # A subagent (Claude Code sidechain) has the id of the agent; its parent lists it here.
+    agent_id: str | None = None
+    subagents: list[Session] = Field(default_factory=list)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [c for s in self.steps for c in s.tool_calls]

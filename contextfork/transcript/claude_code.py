@@ -1,0 +1,397 @@
+"""Claude Code JSONL (``~/.claude/projects/<slug>/<session>.jsonl``) → ``Session``.
+
+The file is an append-only tree, not a list: every line names its ``parentUuid``. Rewinds leave
+abandoned branches behind, compaction starts a new root (linked back by ``logicalParentUuid``),
+parallel tool calls hang their results off different siblings, and one API response is written
+as several lines sharing ``message.id``. So we walk back from the newest leaf, then pull in the
+siblings that belong to the same responses, and only then cut the lines into steps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from contextfork.errors import ContextforkError
+from contextfork.transcript._jsonl import Record, read_records, require_records
+from contextfork.transcript.model import (
+    Block,
+    Compaction,
+    RawLine,
+    Session,
+    Step,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+_LEAF_TYPES = frozenset({"user", "assistant", "system"})
+_EXIT_RE = re.compile(r"^Exit code (-?\d+)")
+# User-role text written by the harness itself, not typed by the user.
+_HARNESS_PREFIXES = (
+    "<local-command-", "<command-name>", "<command-message>", "<command-args>",
+    "[Request interrupted", "<system-reminder>", "Caveat: ", "<bash-input>", "<bash-stdout>",
+    "<bash-stderr>", "<task-notification>", "<user-prompt-submit-hook>",
+)
+
+
+def is_harness_text(text: str) -> bool:
+    return text.lstrip().startswith(_HARNESS_PREFIXES)
+
+
+def looks_like(obj: dict[str, Any]) -> bool:
+    """Cheap format sniff used by ``detect``."""
+    if "parentUuid" in obj and "uuid" in obj:
+        return True
+    return obj.get("type") in {"file-history-snapshot", "queue-operation", "summary"} and (
+        "messageId" in obj or "leafUuid" in obj or "operation" in obj
+    )
+
+
+def usage_of(message: dict[str, Any]) -> Usage | None:
+    raw = message.get("usage")
+    if not isinstance(raw, dict):
+        return None
+
+    def num(key: str) -> int:
+        v = raw.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+    return Usage(
+        input_tokens=num("input_tokens"),
+        cache_creation_input_tokens=num("cache_creation_input_tokens"),
+        cache_read_input_tokens=num("cache_read_input_tokens"),
+        output_tokens=num("output_tokens"),
+    )
+
+
+def _usage_total(u: Usage) -> int:
+    return u.context_tokens + u.output_tokens
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if isinstance(item, dict):
+                if item.get("type") == "text" and isinstance(item.get("text"), str):
+                    parts.append(item["text"])
+                elif item.get("type") == "image":
+                    parts.append("[image]")
+                elif item.get("type") == "document":
+                    parts.append("[document]")
+            elif isinstance(item, str):
+                parts.append(item)
+        return "\n".join(parts)
+    return ""
+
+
+def _message(rec: Record) -> dict[str, Any]:
+    msg = rec.obj.get("message")
+    return msg if isinstance(msg, dict) else {}
+
+
+def _tool_results(rec: Record) -> list[dict[str, Any]]:
+    content = _message(rec).get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def _assistant_blocks(message: dict[str, Any]) -> list[Block]:
+    out: list[Block] = []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [TextBlock(role="assistant", text=content)] if content else []
+    if not isinstance(content, list):
+        return out
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        kind = b.get("type")
+        if kind == "text" and isinstance(b.get("text"), str):
+            out.append(TextBlock(role="assistant", text=b["text"]))
+        elif kind == "thinking":
+            out.append(ThinkingBlock(text=str(b.get("thinking") or "")))
+        elif kind == "redacted_thinking":
+            out.append(ThinkingBlock(text="[redacted thinking]"))
+        elif kind in ("tool_use", "server_tool_use"):
+            inp = b.get("input")
+            out.append(
+                ToolCall(
+                    id=str(b.get("id") or ""),
+                    name=str(b.get("name") or ""),
+                    input=inp if isinstance(inp, dict) else {"value": inp},
+                )
+            )
+    return out
+
+
+def _to_result(block: dict[str, Any]) -> ToolResult:
+    text = _content_text(block.get("content"))
+    is_error = bool(block.get("is_error"))
+    exit_code = None
+    m = _EXIT_RE.match(text)
+    if m:
+        exit_code = int(m.group(1))
+    return ToolResult(
+        call_id=str(block.get("tool_use_id") or ""), content=text, is_error=is_error,
+        exit_code=exit_code,
+    )
+
+
+def live_records(records: list[Record]) -> tuple[list[Record], int]:
+    """The lines of the live conversation in file order, and how many were abandoned.
+
+    Walk ``parentUuid`` (or ``logicalParentUuid`` across a compaction) back from the newest
+    leaf; then add the off-chain pieces of the same responses (same ``message.id``) and the
+    results of their tool calls, which Claude Code hangs off sibling branches.
+    """
+    main = [r for r in records if not r.obj.get("isSidechain")] or list(records)
+    by_uuid: dict[str, int] = {}
+    for i, r in enumerate(main):
+        u = r.obj.get("uuid")
+        if isinstance(u, str):
+            by_uuid[u] = i
+    leaf = next(
+        (i for i in range(len(main) - 1, -1, -1)
+         if main[i].obj.get("type") in _LEAF_TYPES and isinstance(main[i].obj.get("uuid"), str)),
+        None,
+    )
+    if leaf is None:
+        return [], 0
+    chain: set[int] = set()
+    cur: int | None = leaf
+    while cur is not None and cur not in chain:
+        chain.add(cur)
+        obj = main[cur].obj
+        parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
+        cur = by_uuid.get(parent) if isinstance(parent, str) else None
+    msg_ids = {
+        _message(main[i]).get("id") for i in chain if main[i].obj.get("type") == "assistant"
+    }
+    msg_ids.discard(None)
+    included = set(chain)
+    for i, r in enumerate(main):
+        if i not in included and r.obj.get("type") == "assistant" and _message(r).get("id") in msg_ids:
+            included.add(i)
+    call_ids: set[str] = set()
+    for i in included:
+        if main[i].obj.get("type") == "assistant":
+            content = _message(main[i]).get("content")
+            if isinstance(content, list):
+                call_ids.update(
+                    str(b.get("id")) for b in content
+                    if isinstance(b, dict) and b.get("type") == "tool_use"
+                )
+    for i, r in enumerate(main):
+        if i in included or r.obj.get("type") != "user":
+            continue
+        results = _tool_results(r)
+        if results and all(str(b.get("tool_use_id")) in call_ids for b in results):
+            included.add(i)
+    abandoned = sum(
+        1 for i, r in enumerate(main)
+        if i not in included and r.obj.get("type") in ("user", "assistant")
+    )
+    return [main[i] for i in sorted(included)], abandoned
+
+
+class _Builder:
+    """Cuts the live lines into steps: a prompt opens the next step, results join their call's."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.compactions: list[Compaction] = []
+        self.cur: Step | None = None
+        self.cur_key: str | None = None
+        self.pending_blocks: list[Block] = []
+        self.pending_raw: list[RawLine] = []
+        self.pending_ts: list[str] = []
+        self.prompt_pending = False
+        self.after_compaction = False
+        self.call_owner: dict[str, Step] = {}
+
+    def _stamp(self, step: Step, ts: Any) -> None:
+        if isinstance(ts, str):
+            step.started_at = step.started_at or ts
+            step.ended_at = ts
+
+    def _open(self, key: str | None) -> Step:
+        step = Step(
+            index=len(self.steps) + 1,
+            blocks=list(self.pending_blocks),
+            raw=list(self.pending_raw),
+            after_compaction=self.after_compaction,
+        )
+        for ts in self.pending_ts:
+            self._stamp(step, ts)
+        self.pending_blocks, self.pending_raw, self.pending_ts = [], [], []
+        self.prompt_pending = False
+        self.steps.append(step)
+        self.cur, self.cur_key = step, key
+        return step
+
+    def _park(self, rec: Record, blocks: Iterable[Block] = ()) -> None:
+        self.pending_blocks.extend(blocks)
+        self.pending_raw.append(RawLine(offset=rec.offset, text=rec.text))
+        ts = rec.obj.get("timestamp")
+        if isinstance(ts, str):
+            self.pending_ts.append(ts)
+
+    def _attach(self, step: Step, rec: Record) -> None:
+        step.raw.append(RawLine(offset=rec.offset, text=rec.text))
+        self._stamp(step, rec.obj.get("timestamp"))
+
+    def add(self, rec: Record) -> None:
+        obj = rec.obj
+        kind = obj.get("type")
+        msg = _message(rec)
+        if kind == "assistant":
+            key = msg.get("id") or obj.get("requestId") or obj.get("uuid")
+            key = str(key) if key is not None else None
+            step = self.cur
+            if step is None or self.prompt_pending or key != self.cur_key:
+                step = self._open(key)
+            self._attach(step, rec)
+            for block in _assistant_blocks(msg):
+                step.blocks.append(block)
+                if isinstance(block, ToolCall):
+                    self.call_owner[block.id] = step
+            usage = usage_of(msg)
+            if usage is not None and (
+                step.usage is None or _usage_total(usage) > _usage_total(step.usage)
+            ):
+                step.usage = usage
+            if isinstance(msg.get("model"), str):
+                step.model = msg["model"]
+            step.message_id = step.message_id or (msg.get("id") if isinstance(msg.get("id"), str) else None)
+            rid = obj.get("requestId")
+            step.request_id = step.request_id or (rid if isinstance(rid, str) else None)
+            return
+        if kind == "user":
+            results = _tool_results(rec)
+            if results:
+                owner = self.call_owner.get(str(results[0].get("tool_use_id"))) or self.cur
+                converted = [_to_result(b) for b in results]
+                if owner is None or self.prompt_pending:
+                    self._park(rec, converted)
+                else:
+                    self._attach(owner, rec)
+                    owner.blocks.extend(converted)
+                return
+            text = _content_text(msg.get("content"))
+            meta = bool(obj.get("isMeta") or obj.get("isCompactSummary")) or is_harness_text(text)
+            self._park(rec, [TextBlock(role="user", text=text, meta=meta)] if text else [])
+            self.prompt_pending = True
+            return
+        if kind == "system" and obj.get("subtype") == "compact_boundary":
+            meta_info = obj.get("compactMetadata")
+            meta_info = meta_info if isinstance(meta_info, dict) else {}
+            pre = meta_info.get("preTokens")
+            ts = obj.get("timestamp")
+            self.compactions.append(
+                Compaction(
+                    before_step=len(self.steps) + 1,
+                    timestamp=ts if isinstance(ts, str) else None,
+                    trigger=str(meta_info["trigger"]) if "trigger" in meta_info else None,
+                    pre_tokens=pre if isinstance(pre, int) else None,
+                )
+            )
+            self.after_compaction = True
+            self._park(rec)
+            self.prompt_pending = True
+            return
+        if self.cur is not None and not self.prompt_pending:
+            self._attach(self.cur, rec)
+        else:
+            self._park(rec)
+
+    def finish(self) -> list[Step]:
+        if self.pending_blocks or (self.pending_raw and not self.steps):
+            self._open(None)
+        elif self.pending_raw and self.cur is not None:
+            self.cur.raw.extend(self.pending_raw)
+        return self.steps
+
+
+def build_session(
+    records: list[Record], *, path: Path | None, malformed: int, agent_id: str | None = None
+) -> Session:
+    live, abandoned = live_records(records)
+    builder = _Builder()
+    for rec in live:
+        builder.add(rec)
+    steps = builder.finish()
+    first = next((r.obj for r in records if r.obj.get("sessionId")), {})
+    timestamps = [r.obj["timestamp"] for r in records if isinstance(r.obj.get("timestamp"), str)]
+    branch = next(
+        (r.obj["gitBranch"] for r in reversed(live) if isinstance(r.obj.get("gitBranch"), str)),
+        None,
+    )
+    cwd = next((r.obj["cwd"] for r in reversed(live) if isinstance(r.obj.get("cwd"), str)), None)
+    model = next((s.model for s in reversed(steps) if s.model and s.model != "<synthetic>"), None)
+    return Session(
+        format="claude-code",
+        session_id=first.get("sessionId") if isinstance(first.get("sessionId"), str) else None,
+        path=str(path) if path else None,
+        cwd=cwd,
+        git_branch=branch,
+        steps=steps,
+        compactions=builder.compactions,
+        malformed_lines=malformed,
+        started_at=min(timestamps) if timestamps else None,
+        ended_at=max(timestamps) if timestamps else None,
+        model=model,
+        abandoned_lines=abandoned,
+        agent_id=agent_id,
+    )
+
+
+def subagent_files(path: Path) -> list[Path]:
+    """``<session>.jsonl`` keeps its subagents' transcripts in ``<session>/subagents/``."""
+    folder = path.with_suffix("") / "subagents"
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+
+
+def load(path: Path, *, include_subagents: bool = True) -> Session:
+    stats = read_records(path)
+    require_records(path, stats, "Claude Code")
+    main_records = [r for r in stats.records if not r.obj.get("isSidechain")]
+    all_side = not main_records
+    session = build_session(
+        stats.records, path=path, malformed=stats.malformed,
+        agent_id=_agent_id(stats.records) if all_side else None,
+    )
+    if not include_subagents:
+        return session
+    # Older Claude Code versions wrote subagent lines inline, flagged isSidechain.
+    if not all_side:
+        inline: dict[str, list[Record]] = {}
+        for r in stats.records:
+            if r.obj.get("isSidechain"):
+                inline.setdefault(str(r.obj.get("agentId") or "sidechain"), []).append(r)
+        for agent, recs in inline.items():
+            session.subagents.append(build_session(recs, path=path, malformed=0, agent_id=agent))
+    for sub in subagent_files(path):
+        try:
+            session.subagents.append(load(sub, include_subagents=False))
+        except ContextforkError:  # one broken subagent file must not hide the session
+            session.malformed_lines += 1
+    return session
+
+
+def _agent_id(records: list[Record]) -> str | None:
+    for r in records:
+        a = r.obj.get("agentId")
+        if isinstance(a, str):
+            return a
+    return None
