@@ -403,3 +403,39 @@ def ensure_excluded(root: Path, pattern: str = "/.contextfork/") -> bool:
     sep = "" if not current or current.endswith("\n") else "\n"
     atomic.write_text(exclude, f"{current}{sep}{pattern}\n")
     return True
+
+
+def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | None]:
+    """Every path a patch touches, and the ones it creates as symlinks, as git itself parses them.
+
+    Returns (paths, symlinks, error); ``error`` is git's own line when it cannot parse the patch.
+    """
+    if not patch.strip():
+        return [], [], None
+    num = run(root, ["apply", "--numstat", "-z", "-"], input=patch, check=False)
+    if num.returncode != 0:
+        return [], [], _decode_err(num.stderr)
+    paths: list[str] = []
+    recs = num.stdout.split(b"\0")
+    i = 0
+    while i < len(recs):
+        rec = recs[i]
+        i += 1
+        if not rec:
+            continue
+        fields = rec.split(b"\t", 2)
+        if len(fields) == 3 and fields[2]:
+            paths.append(fields[2].decode("utf-8", "backslashreplace"))
+        elif i + 1 < len(recs):  # rename/copy: empty name, then old and new
+            paths.append(recs[i].decode("utf-8", "backslashreplace"))
+            paths.append(recs[i + 1].decode("utf-8", "backslashreplace"))
+            i += 2
+    summ = run(root, ["apply", "--summary", "-"], input=patch, check=False)
+    links = []
+    for line in summ.stdout.decode("utf-8", "backslashreplace").splitlines():
+        words = line.strip().split(" ", 3)
+        if len(words) == 4 and words[0] in ("create", "mode") and words[2] == "120000":
+            links.append(words[3])
+        elif len(words) >= 4 and words[0] == "mode" and "120000" in line:
+            links.append(line.rsplit(" ", 1)[-1])
+    return paths, links, None

@@ -1,0 +1,1 @@
+"""The verifiable handoff package (IPSF-1.2 "Summarize & Fork"): export, validate, store."""

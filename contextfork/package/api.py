@@ -1,0 +1,72 @@
+"""Package operations as typed results, shared by the CLI, the git hooks and the MCP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from contextfork import gitstate
+from contextfork.envelope import Result
+from contextfork.package import export as export_mod
+from contextfork.package import store
+from contextfork.package.validate import validate_package
+
+
+def export_package(root: Path, opts: export_mod.ExportOptions) -> Result:
+    out = export_mod.export(root, opts)
+    data: dict[str, Any] = {
+        "package_id": out.package_id,
+        "path": str(out.path),
+        "package_sha256": out.manifest.package_sha256,
+        "files": len(out.manifest.files),
+        "bytes": sum(e.size for e in out.manifest.files),
+        "head": out.git_status.head,
+        "branch": out.git_status.branch,
+        "detached": out.git_status.detached,
+        "unborn": out.git_status.unborn,
+        "staged": len(out.git_status.staged),
+        "modified": len(out.git_status.modified),
+        "deleted": len(out.git_status.deleted),
+        "renamed": len(out.git_status.renamed),
+        "untracked": len(out.untracked.files),
+        "untracked_captured": sum(1 for f in out.untracked.files if f.captured),
+    }
+    text = (
+        f"Exported package {out.package_id}\n"
+        f"  path:    {out.path}\n"
+        f"  HEAD:    {out.git_status.head or '(unborn)'} "
+        f"({'detached' if out.git_status.detached else out.git_status.branch})\n"
+        f"  changes: {data['staged']} staged, {data['modified']} modified, {data['deleted']} deleted, "
+        f"{data['renamed']} renamed, {data['untracked_captured']}/{data['untracked']} untracked captured\n"
+        f"  files:   {data['files']} ({data['bytes']} bytes), package sha256 {out.manifest.package_sha256[:16]}…"
+    )
+    return Result("export", data=data, problems=out.problems, text=text)
+
+
+def _repo_for(pkg_dir: Path, explicit_root: Path | None) -> Path | None:
+    if explicit_root is not None:
+        return explicit_root
+    try:
+        return gitstate.repo_root(pkg_dir)
+    except Exception:  # noqa: BLE001 - a package copied outside any repo still validates
+        return None
+
+
+def validate(root: Path | None, spec: str | None, *, strict: bool = False) -> Result:
+    ref = store.resolve(root, spec)
+    repo = _repo_for(ref.path, root)
+    v = validate_package(ref.path, repo, strict=strict)
+    errors = len(v.errors)
+    warnings = len(v.problems) - errors
+    data = {
+        "package_id": ref.package_id,
+        "path": str(ref.path),
+        "valid": errors == 0,
+        "errors": errors,
+        "warnings": warnings,
+        "package_sha256": v.manifest.package_sha256 if v.manifest else None,
+        "checked_against_repo": str(repo) if repo else None,
+    }
+    verdict = "valid" if errors == 0 else "INVALID"
+    text = f"Package {ref.package_id}: {verdict} ({errors} error(s), {warnings} warning(s))"
+    return Result("validate", data=data, problems=v.problems, exit_code=int(v.exit_code), text=text)

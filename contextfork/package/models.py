@@ -1,0 +1,139 @@
+"""pydantic models for every file of a handoff package (IPSF-1.2 names kept).
+
+Each model has a JSON Schema in ``schemas/`` (generated from these models by
+``contextfork.schemagen`` and checked against them in tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MANIFEST_VERSION = "1.2"
+
+Trigger = Literal["cli", "pre-commit", "pre-compact", "mcp", "fork", "demo"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- git_status.json -------------------------------------------------------------------------
+
+
+class Rename(_Strict):
+    old: str
+    new: str
+    score: str | None = None
+    staged: bool = True
+
+
+class ModeChange(_Strict):
+    path: str
+    old_mode: str
+    new_mode: str
+
+
+class Submodule(_Strict):
+    path: str
+    state: str = Field(description="porcelain v2 submodule field, e.g. 'SC..' (commit changed)")
+
+
+class GitStatusFile(_Strict):
+    branch: str | None = Field(description="current branch; null when detached or unborn-detached")
+    detached: bool
+    unborn: bool
+    head: str | None = Field(description="full HEAD SHA; null on an unborn HEAD")
+    upstream: str | None = None
+    ahead: int | None = None
+    behind: int | None = None
+    staged: list[str] = Field(default_factory=list)
+    modified: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)
+    renamed: list[Rename] = Field(default_factory=list)
+    mode_changes: list[ModeChange] = Field(default_factory=list)
+    untracked: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+    submodules: list[Submodule] = Field(default_factory=list)
+    undecodable_names: list[str] = Field(
+        default_factory=list, description="paths that are not valid UTF-8, shown with \\x escapes"
+    )
+
+
+# --- untracked_manifest.json -----------------------------------------------------------------
+
+NotCapturedReason = Literal[
+    "too_large", "total_cap", "symlink", "non_utf8_name", "unreadable", "special"
+]
+
+
+class UntrackedFile(_Strict):
+    path: str
+    size: int
+    mode: str = Field(description="octal file mode, e.g. '100644', '100755', '120000'")
+    sha256: str | None
+    captured: bool
+    reason: NotCapturedReason | None = None
+    link_target: str | None = None
+
+
+class UntrackedManifest(_Strict):
+    manifest_version: str = MANIFEST_VERSION
+    file_cap_bytes: int
+    total_cap_bytes: int
+    captured_bytes: int
+    files: list[UntrackedFile] = Field(default_factory=list)
+
+
+# --- session_metadata.json -------------------------------------------------------------------
+
+
+class TranscriptRef(_Strict):
+    path: str
+    sha256: str
+    size: int
+    format: str | None = None
+
+
+class SessionMetadata(_Strict):
+    manifest_version: str = MANIFEST_VERSION
+    package_id: str
+    created_at: str
+    contextfork_version: str
+    trigger: Trigger
+    parent_session_id: str | None = None
+    child_session_id: str | None = None
+    harness: str | None = None
+    repo_name: str
+    head: str | None
+    branch: str | None
+    detached: bool
+    unborn: bool
+    worktree_tree_sha: str
+    transcript: TranscriptRef | None = None
+    telemetry: dict[str, Any] | None = None
+    cold_store_refs: list[str] = Field(default_factory=list)
+    redactions: int = 0
+
+
+# --- manifest.json ---------------------------------------------------------------------------
+
+
+SHA256 = r"^[0-9a-f]{64}$"
+
+
+class ManifestEntry(_Strict):
+    path: str
+    sha256: str = Field(pattern=SHA256)
+    size: int = Field(ge=0)
+
+
+class Manifest(_Strict):
+    manifest_version: str = MANIFEST_VERSION
+    package_id: str
+    files: list[ManifestEntry]
+    package_sha256: str = Field(
+        pattern=SHA256, description="sha256 of the canonical JSON of `files`"
+    )

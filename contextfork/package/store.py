@@ -1,0 +1,83 @@
+"""Where packages live and how an id or a path names one."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from contextfork.errors import NotFoundError, UsageError
+
+STATE_DIR = ".contextfork"
+PACKAGES = "packages"
+
+
+def contextfork_dir(root: Path) -> Path:
+    return root / STATE_DIR
+
+
+def packages_dir(root: Path) -> Path:
+    return root / STATE_DIR / PACKAGES
+
+
+def new_package_id(now: datetime | None = None) -> str:
+    """Sortable by creation time; the random tail keeps two exports in one second apart."""
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%S}{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
+
+
+def utc_now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class PackageRef:
+    package_id: str
+    path: Path
+
+
+def list_packages(root: Path) -> list[PackageRef]:
+    """Published packages, oldest first (staging and trash directories are never listed)."""
+    base = packages_dir(root)
+    if not base.is_dir():
+        return []
+    refs = [
+        PackageRef(e.name, Path(e.path))
+        for e in os.scandir(base)
+        if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+    ]
+    return sorted(refs, key=lambda r: r.package_id)
+
+
+def latest_package(root: Path) -> PackageRef | None:
+    refs = list_packages(root)
+    return refs[-1] if refs else None
+
+
+def resolve(root: Path | None, spec: str | None) -> PackageRef:
+    """A package directory path, a full id, a unique id prefix, or (None) the latest one."""
+    if spec:
+        p = Path(spec)
+        if p.is_dir() and (p / "manifest.json").exists():
+            return PackageRef(p.resolve().name, p.resolve())
+        if p.is_dir():
+            raise NotFoundError(f"{spec} is a directory but holds no manifest.json")
+    if root is None:
+        raise NotFoundError(f"no package {spec!r} (not a directory, and no repository to look in)")
+    refs = list_packages(root)
+    if not spec:
+        if not refs:
+            raise NotFoundError(
+                f"no packages in {packages_dir(root)}", hint="run `contextfork export` first"
+            )
+        return refs[-1]
+    matches = [r for r in refs if r.package_id == spec] or [
+        r for r in refs if r.package_id.startswith(spec)
+    ]
+    if not matches:
+        raise NotFoundError(f"no package {spec!r} in {packages_dir(root)}")
+    if len(matches) > 1:
+        raise UsageError(f"package id prefix {spec!r} is ambiguous ({len(matches)} packages)")
+    return matches[0]
