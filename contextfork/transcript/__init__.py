@@ -27,21 +27,21 @@ def load_session(path: str | Path, *, include_subagents: bool = True) -> Session
     p = Path(path)
     fmt = detect_format(p)
     if fmt == "claude-code":
-        from contextfork.transcript import claude_code
+        from contextfork.transcript.claude_code import load as load_claude_code
 
-        return claude_code.load(p, include_subagents=include_subagents)
+        return load_claude_code(p, include_subagents=include_subagents)
     if fmt == "codex":
-        from contextfork.transcript import codex
+        from contextfork.transcript.codex import load as load_codex
 
-        return codex.load(p)
+        return load_codex(p)
     if fmt == "pi":
-        from contextfork.transcript import pi
+        from contextfork.transcript.pi import load as load_pi
 
-        return pi.load(p)
+        return load_pi(p)
     if fmt == "mini-swe-agent":
-        from contextfork.transcript import miniswe
+        from contextfork.transcript.miniswe import load as load_miniswe
 
-        return miniswe.load(p)
-    from contextfork.transcript import plain
+        return load_miniswe(p)
+    from contextfork.transcript.plain import load as load_plain
 
-    return plain.load(p)
+    return load_plain(p)

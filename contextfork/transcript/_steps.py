@@ -1,0 +1,166 @@
+"""Shared step assembly for the linear formats (Codex, pi, mini-swe-agent, plain arrays).
+
+The rule is the same everywhere: user text opens the *next* step (it is what triggers the model
+call), each model call's output is one step, a tool result joins the step whose call caused it,
+and every source line lands in exactly one step's ``raw`` so nothing is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from contextfork.transcript.model import (
+    Block,
+    Compaction,
+    RawLine,
+    Step,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+
+class StepBuilder:
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.compactions: list[Compaction] = []
+        self.cur: Step | None = None
+        self.closed = False
+        self.prompt_pending = False
+        self.after_compaction = False
+        self.pending_blocks: list[Block] = []
+        self.pending_raw: list[RawLine] = []
+        self.pending_ts: list[str] = []
+        self.call_owner: dict[str, Step] = {}
+
+    @staticmethod
+    def _stamp(step: Step, ts: Any) -> None:
+        if isinstance(ts, str) and ts:
+            step.started_at = step.started_at or ts
+            step.ended_at = ts
+
+    def _open(self) -> Step:
+        step = Step(
+            index=len(self.steps) + 1,
+            blocks=list(self.pending_blocks),
+            raw=list(self.pending_raw),
+            after_compaction=self.after_compaction,
+        )
+        for ts in self.pending_ts:
+            self._stamp(step, ts)
+        self.pending_blocks, self.pending_raw, self.pending_ts = [], [], []
+        self.prompt_pending = False
+        self.closed = False
+        self.steps.append(step)
+        self.cur = step
+        return step
+
+    def _park(self, raw: RawLine | None, ts: Any, blocks: Iterable[Block] = ()) -> None:
+        self.pending_blocks.extend(blocks)
+        if raw is not None:
+            self.pending_raw.append(raw)
+        if isinstance(ts, str):
+            self.pending_ts.append(ts)
+
+    def _attach(self, step: Step, raw: RawLine | None, ts: Any) -> None:
+        if raw is not None:
+            step.raw.append(raw)
+        self._stamp(step, ts)
+
+    def prompt(self, raw: RawLine | None, ts: Any, blocks: Iterable[Block]) -> None:
+        """User (or harness-injected) input: it belongs to the step it triggers."""
+        self._park(raw, ts, blocks)
+        self.prompt_pending = True
+
+    def output(
+        self,
+        raw: RawLine | None,
+        ts: Any,
+        blocks: Iterable[Block],
+        *,
+        new_call: bool = False,
+        usage: Usage | None = None,
+        model: str | None = None,
+        message_id: str | None = None,
+    ) -> Step:
+        """Model output; ``new_call`` when the format marks each call explicitly."""
+        step = self.cur
+        if step is None or new_call or self.closed or self.prompt_pending:
+            step = self._open()
+        self._attach(step, raw, ts)
+        for block in blocks:
+            step.blocks.append(block)
+            if isinstance(block, ToolCall):
+                self.call_owner[block.id] = step
+        if usage is not None:
+            step.usage = usage
+        if model:
+            step.model = model
+        if message_id and not step.message_id:
+            step.message_id = message_id
+        return step
+
+    def result(self, raw: RawLine | None, ts: Any, result: ToolResult) -> None:
+        owner = self.call_owner.get(result.call_id) or self.cur
+        if owner is None or self.prompt_pending:
+            self._park(raw, ts, [result])
+            return
+        self._attach(owner, raw, ts)
+        owner.blocks.append(result)
+        self.closed = True
+
+    def usage(self, usage: Usage) -> bool:
+        """Recorded usage for the current call (first report wins); closes the call."""
+        if self.cur is None or self.cur.usage is not None or self.prompt_pending:
+            return False
+        self.cur.usage = usage
+        self.closed = True
+        return True
+
+    def other(self, raw: RawLine | None, ts: Any) -> None:
+        if self.cur is not None and not self.prompt_pending:
+            self._attach(self.cur, raw, ts)
+        else:
+            self._park(raw, ts)
+
+    def compaction(
+        self,
+        raw: RawLine | None,
+        ts: Any,
+        *,
+        trigger: str | None = None,
+        pre_tokens: int | None = None,
+        summary: Block | None = None,
+    ) -> None:
+        self.compactions.append(
+            Compaction(
+                before_step=len(self.steps) + 1,
+                timestamp=ts if isinstance(ts, str) else None,
+                trigger=trigger,
+                pre_tokens=pre_tokens,
+            )
+        )
+        self.after_compaction = True
+        self.prompt(raw, ts, [summary] if summary is not None else [])
+
+    def finish(self) -> list[Step]:
+        if self.pending_blocks or (self.pending_raw and not self.steps):
+            self._open()
+        elif self.pending_raw and self.cur is not None:
+            self.cur.raw.extend(self.pending_raw)
+        return self.steps
+
+
+def int_field(d: dict[str, Any], *keys: str) -> int:
+    """First integer found under ``keys`` (harnesses rename their usage fields)."""
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return 0
+
+
+def timestamps(values: Iterable[Any]) -> tuple[str | None, str | None]:
+    ts = [v for v in values if isinstance(v, str) and v]
+    return (min(ts), max(ts)) if ts else (None, None)
