@@ -1,0 +1,80 @@
+"""Hydration: verified bytes back into the prompt, within the per-call and per-turn caps.
+
+Every hydrated node is re-read and re-verified (all three SHA-256 identities) at the moment it
+is hydrated; token costs come from the counts cached in the index at fold time, so a scan never
+loads the tokenizer. Only an explicit ``hydrate`` of a node larger than the remaining budget
+needs the tokenizer, to cut the content on a token boundary (``truncated: true``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contextfork.cold.evict import load_turn, save_turn
+from contextfork.cold.layout import StoreLayout
+from contextfork.cold.store import read_node
+from contextfork.errors import CheckFailed
+
+
+class BudgetExhausted(CheckFailed):
+    """The turn's hydration budget is spent; evicting does not refund what was injected."""
+
+
+def render_block(node: dict[str, Any], body: str, mode: str, *, truncated: bool = False) -> str:
+    attrs = (
+        f'step="{node["step_id"]}" payload_sha256="{node["payload_sha256"]}" mode="{mode}"'
+        + (' truncated="true"' if truncated else "")
+    )
+    return f"<cold-step {attrs}>\n{body}\n</cold-step>\n"
+
+
+def body_of(node: dict[str, Any], mode: str) -> str:
+    if mode == "summary":
+        return str(node["summary"])
+    return str(node["content"])
+
+
+def record(state: dict[str, Any], step_id: int, tokens: int, mode: str) -> None:
+    state["hydrated"].append({"step_id": step_id, "tokens": tokens, "mode": mode, "call": state["calls"]})
+    state["tokens_used"] = int(state["tokens_used"]) + tokens
+
+
+def hydrate_one(layout: StoreLayout, policy: dict[str, Any], step_id: int) -> dict[str, Any]:
+    """Hydrate one step into the current turn (caller holds the store lock)."""
+    node = read_node(layout, step_id)
+    state = load_turn(layout)
+    per_call = int(policy["per_call_token_cap"])
+    left_turn = int(policy["per_turn_token_cap"]) - int(state["tokens_used"])
+    allowed = min(per_call, left_turn)
+    if allowed <= 0:
+        raise BudgetExhausted(
+            f"turn {state['turn']} has used its {policy['per_turn_token_cap']}-token hydration budget",
+            hint="the next scan starts a new turn; use `fold show` for a zero-cost developer view",
+        )
+    content = str(node["content"])
+    tokens = int(node["token_count"])
+    truncated = False
+    if tokens > allowed:
+        from contextfork.tokens import count_tokens, truncate_to_tokens
+
+        content = truncate_to_tokens(content, allowed)
+        tokens = count_tokens(content)
+        truncated = True
+    state["calls"] = int(state["calls"]) + 1
+    record(state, step_id, tokens, "content")
+    save_turn(layout, state)
+    return {
+        "step_id": step_id,
+        "turn": state["turn"],
+        "payload_sha256": node["payload_sha256"],
+        "verified": True,
+        "content_encoding": node["content_encoding"],
+        "tokens": tokens,
+        "total_tokens": node["token_count"],
+        "truncated": truncated,
+        "turn_tokens_used": state["tokens_used"],
+        "turn_tokens_left": int(policy["per_turn_token_cap"]) - int(state["tokens_used"]),
+        "superseded_by": None,
+        "content": content,
+        "block": render_block(node, content, "content", truncated=truncated),
+    }

@@ -1,0 +1,176 @@
+"""Terms of a text for the recall index: one normalization so prompts and nodes meet.
+
+Normalization is NFC + casefold with the Turkish dotted/dotless i folded to ``i`` (so
+``İSTANBUL``, ``ıstanbul`` and ``istanbul`` are one term). Files keep their full extension
+(``package.json`` is one term, never ``package``), shell commands and error names are kept as
+their own kinds, and English stopwords are dropped. Everything returned is sorted, so the same
+text always yields the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+PREFIX_MIN = 5
+PREFIX_MAX_EXTRA = 3
+
+STOPWORDS = frozenset(
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yes", "ok", "okay", "please", "also", "use", "using", "used"]
+)
+
+_FILE = re.compile(
+    r"(?<![\w/.-])((?:[\w@~+-]+/)*[\w@~+-]*[\w+-]\.(?:[A-Za-z][A-Za-z0-9]{0,9})(?:\.[A-Za-z0-9]{1,10})*)(?![\w-])"
+)
+_ERROR = re.compile(
+    r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Violation|Failure|Fault|Timeout|Refused|Denied)|E[A-Z]{3,}|[A-Z]{1,4}\d{3,5})\b"
+)
+_WORD = re.compile(r"\w+")
+_BACKTICK = re.compile(r"`([^`\n]{2,200})`")
+_SHELL_LINE = re.compile(r"(?m)^\s*\$\s+(\S[^\n]{0,200})$")
+_NOT_EXT = frozenset({"e", "g", "i", "etc", "vs", "com", "org", "io", "net"})
+_STEP_REF = re.compile(r"\bsteps?\s+#?(\d{1,6})\b|#(\d{1,6})\b")
+
+_TR = str.maketrans({"İ": "i", "ı": "i"})
+
+
+def normalize(text: str) -> str:
+    """NFC + Turkish-aware casefold (İ/ı → i), NFC again after folding."""
+    folded = unicodedata.normalize("NFC", text).translate(_TR).casefold()
+    return unicodedata.normalize("NFC", folded.replace("i\u0307", "i"))
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """The terms of one text by kind (all normalized, sorted, unique)."""
+
+    words: tuple[str, ...]
+    files: tuple[str, ...]
+    commands: tuple[str, ...]
+    errors: tuple[str, ...]
+
+    def all_terms(self) -> tuple[str, ...]:
+        return tuple(sorted(set(self.words) | set(self.files) | set(self.errors)))
+
+
+def _files(text: str) -> set[str]:
+    out = set()
+    for m in _FILE.finditer(text):
+        cand = m.group(1)
+        ext = cand.rsplit(".", 1)[-1]
+        stem = cand.rsplit(".", 1)[0]
+        if ext.lower() in _NOT_EXT or stem.replace(".", "").isdigit():
+            continue
+        out.add(normalize(cand))
+        base = cand.rsplit("/", 1)[-1]
+        if base != cand:
+            out.add(normalize(base))
+    return out
+
+
+def _commands(text: str) -> set[str]:
+    out = set()
+    for m in _SHELL_LINE.finditer(text):
+        out.add(" ".join(m.group(1).split()))
+    for m in _BACKTICK.finditer(text):
+        inner = m.group(1).strip()
+        if " " in inner and re.match(r"^[a-z][\w.-]*\s", inner):
+            out.add(" ".join(inner.split()))
+    return {normalize(c) for c in out}
+
+
+def words(text: str) -> list[str]:
+    """Plain word terms in order of appearance (stopwords and 1-char tokens dropped)."""
+    out = []
+    for w in _WORD.findall(normalize(text)):
+        if len(w) < 2 or w in STOPWORDS or w.strip("_") == "":
+            continue
+        out.append(w)
+    return out
+
+
+def extract(text: str, *, extra_commands: tuple[str, ...] = ()) -> Extracted:
+    files = _files(text)
+    errors = {normalize(m.group(1)) for m in _ERROR.finditer(text)}
+    commands = _commands(text) | {
+        normalize(" ".join(c.split())) for c in extra_commands if c.strip()
+    }
+    return Extracted(
+        words=tuple(sorted(set(words(text)))),
+        files=tuple(sorted(files)),
+        commands=tuple(sorted(commands)),
+        errors=tuple(sorted(errors)),
+    )
+
+
+def prompt_terms(text: str) -> list[str]:
+    """The distinct terms of a prompt, in first-appearance order (files first, then words).
+
+    A file term makes its own word parts redundant (``package.json`` does not also ask for
+    ``package`` and ``json``), so exact retrieval is not diluted.
+    """
+    files = sorted(_files(text))
+    covered = set()
+    for f in files:
+        covered.update(words(f))
+    errors = sorted({normalize(m.group(1)) for m in _ERROR.finditer(text)})
+    out: list[str] = []
+    seen: set[str] = set()
+    for t in [*files, *errors, *words(text)]:
+        if t in seen or (t in covered and t not in errors):
+            continue
+        seen.add(t)
+        out.append(t)
+    return out
+
+
+def prefix_eligible(term: str) -> bool:
+    """Prefix matching is only for plain alphabetic words: never numbers, versions, files."""
+    return len(term) >= PREFIX_MIN and term.isalpha()
+
+
+def prefix_partners(term: str, vocabulary_range: list[str]) -> list[str]:
+    """Terms from ``vocabulary_range`` (index terms starting with ``term``) that safely match it."""
+    if not prefix_eligible(term):
+        return []
+    return [
+        v
+        for v in vocabulary_range
+        if v != term
+        and v.isalpha()
+        and v.startswith(term)
+        and len(v) - len(term) <= PREFIX_MAX_EXTRA
+    ]
+
+
+def shorter_partners(term: str) -> list[str]:
+    """Candidate shorter forms of ``term`` (postgresql → postgresq, postgres, postgre)."""
+    if not term.isalpha() or len(term) <= PREFIX_MIN:
+        return []
+    low = max(PREFIX_MIN, len(term) - PREFIX_MAX_EXTRA)
+    return [term[:n] for n in range(len(term) - 1, low - 1, -1)]
+
+
+def step_refs(text: str) -> list[int]:
+    """Earlier steps a text cites ("step 4", "steps 2", "#7"), sorted and unique."""
+    out = set()
+    for m in _STEP_REF.finditer(text):
+        out.add(int(m.group(1) or m.group(2)))
+    return sorted(out)
+
+
+__all__ = [
+    "PREFIX_MAX_EXTRA",
+    "PREFIX_MIN",
+    "STOPWORDS",
+    "Extracted",
+    "extract",
+    "normalize",
+    "prefix_eligible",
+    "prefix_partners",
+    "prompt_terms",
+    "shorter_partners",
+    "step_refs",
+    "words",
+]

@@ -1,0 +1,197 @@
+"""Where a session's cold store lives, which names are safe, and the store-wide lock.
+
+Layout (IPCF-compatible, under ``<repo>/.contextfork/cold/<session_id>/``)::
+
+    cold_nodes/step_NNNNNN.json   one verified node per folded step
+    recall_index.json             IPCF view of the index (see index.export_ipcf_view)
+    hydration_policy.json         caps and matching rules; its hash enters every projection
+    eviction_log.json             every eviction, in order
+    turn_state.json               what is hydrated in the current turn (ours, not IPCF)
+    index.sqlite3                 the inverted index scans actually use (ours, not IPCF)
+    .lock                         fcntl lock serialising writers across processes
+
+Containment is checked on every open, whatever the policy says: the session id must be a plain
+name, and the resolved store must sit inside the repo's ``.contextfork/cold`` (no symlink
+escape, no sibling-prefix directory such as ``cold-evil``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from contextfork.errors import IntegrityError, NotFoundError, UsageError
+from contextfork.hashing import canonical_sha256
+from contextfork.paths import contained
+
+IPCF_VERSION = "1.1"
+NODE_VERSION = 1
+PROJECTION_VERSION = 1
+STEP_MAX = 999_999
+_SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+DEFAULT_POLICY: dict[str, object] = {
+    "policy_version": 1,
+    "ipcf_version": IPCF_VERSION,
+    "per_call_token_cap": 3000,
+    "per_turn_token_cap": 3500,
+    "tokenizer": "o200k_base",
+    "normalization": "NFC+casefold+turkish-i",
+    "prefix_min_length": 5,
+    "prefix_max_extra": 3,
+    "tie_break": "newest_step",
+    "intent_ownership": "newest_owner_or_nothing",
+    "follow_refs": 1,
+    "redaction": "gitleaks-style-v1",
+}
+
+
+def policy_sha256(policy: dict[str, object]) -> str:
+    return canonical_sha256(policy)
+
+
+def step_key(step_id: int) -> str:
+    return f"step_{step_id:06d}"
+
+
+def check_step_id(step_id: int) -> int:
+    if isinstance(step_id, bool) or not isinstance(step_id, int) or not 1 <= step_id <= STEP_MAX:
+        raise UsageError(f"step id {step_id!r} is out of range", hint=f"use 1..{STEP_MAX}")
+    return step_id
+
+
+def check_session_id(session_id: str) -> str:
+    """Refuse traversal, absolute paths and odd names before any path is built from them."""
+    if not _SESSION_RE.match(session_id) or session_id in {".", ".."} or ".." in session_id:
+        raise UsageError(
+            f"session id {session_id!r} is not a plain name",
+            hint="use letters, digits, '.', '_' or '-' (no '/', no '..')",
+        )
+    return session_id
+
+
+def _walk_up_for_git(start: Path) -> Path | None:
+    cur = start.resolve()
+    for cand in (cur, *cur.parents):
+        if (cand / ".git").exists():
+            return cand
+    return None
+
+
+def find_repo_root(repo: Path | None) -> Path:
+    """The git root of ``repo`` (or of the cwd); uses contextfork.gitstate when it exists."""
+    start = Path(repo) if repo is not None else Path.cwd()
+    if not start.exists():
+        raise NotFoundError(f"repository {start} does not exist", hint="pass --repo PATH")
+    try:
+        from contextfork import gitstate  # type: ignore[attr-defined,unused-ignore]
+
+        root = gitstate.repo_root(start)
+        if root is not None:
+            return Path(root)
+    except Exception:  # noqa: BLE001, S110 - no gitstate yet, or its own errors: plain walk
+        pass
+    found = _walk_up_for_git(start)
+    if found is None:
+        raise NotFoundError(f"{start} is not inside a git repository", hint="pass --repo PATH")
+    return found
+
+
+@dataclass(frozen=True)
+class StoreLayout:
+    root: Path  # <repo>/.contextfork/cold
+    session_id: str
+
+    @property
+    def dir(self) -> Path:
+        return self.root / self.session_id
+
+    @property
+    def nodes_dir(self) -> Path:
+        return self.dir / "cold_nodes"
+
+    def node_path(self, step_id: int) -> Path:
+        return self.nodes_dir / f"{step_key(step_id)}.json"
+
+    @property
+    def recall_index(self) -> Path:
+        return self.dir / "recall_index.json"
+
+    @property
+    def policy_file(self) -> Path:
+        return self.dir / "hydration_policy.json"
+
+    @property
+    def eviction_log(self) -> Path:
+        return self.dir / "eviction_log.json"
+
+    @property
+    def turn_state(self) -> Path:
+        return self.dir / "turn_state.json"
+
+    @property
+    def sqlite(self) -> Path:
+        return self.dir / "index.sqlite3"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.dir / ".lock"
+
+    def containment_problems(self) -> list[str]:
+        """Reasons the store escapes its root (symlinks, sibling prefixes); empty when safe."""
+        problems = []
+        base = self.root.parent.parent  # the repo
+        if self.root.is_symlink() or self.root.parent.is_symlink():
+            problems.append(f"{self.root} is a symlink")
+        elif self.root.exists() and not contained(base, self.root):
+            problems.append(f"{self.root} resolves outside the repository")
+        if self.dir.is_symlink():
+            problems.append(f"{self.dir} is a symlink")
+        elif self.dir.exists() and not contained(self.root, self.dir):
+            problems.append(f"{self.dir} resolves outside {self.root}")
+        if self.nodes_dir.is_symlink():
+            problems.append(f"{self.nodes_dir} is a symlink")
+        return problems
+
+    def ensure_contained(self) -> None:
+        problems = self.containment_problems()
+        if problems:
+            raise IntegrityError(
+                f"cold store escapes its root: {problems[0]}",
+                hint="remove the symlink; the store must be a plain directory",
+            )
+
+
+def layout_for(repo: Path | None, session_id: str) -> StoreLayout:
+    root = find_repo_root(repo) / ".contextfork" / "cold"
+    return StoreLayout(root=root, session_id=check_session_id(session_id))
+
+
+def layout_at(store_dir: Path) -> StoreLayout:
+    """A layout for an explicit store directory (tests, scenario, bench)."""
+    store_dir = Path(store_dir)
+    return StoreLayout(root=store_dir.parent, session_id=check_session_id(store_dir.name))
+
+
+def default_session(session: str | None) -> str:
+    return session or os.environ.get("CONTEXTFORK_SESSION") or "default"
+
+
+@contextlib.contextmanager
+def store_lock(layout: StoreLayout, *, exclusive: bool = True) -> Iterator[None]:
+    """Serialise writers across processes (hooks run in parallel); readers share the lock."""
+    layout.dir.mkdir(parents=True, exist_ok=True)
+    layout.ensure_contained()
+    fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

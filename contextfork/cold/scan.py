@@ -1,0 +1,134 @@
+"""Residual Greedy Set Cover (RGSC) over the prompt's terms, with budgets and intent ownership.
+
+Repeatedly take the node that covers the most still-uncovered prompt terms (ties to the newest
+step); stop when no node covers a remaining term. Nodes whose intent is owned by a newer node
+are never taken (their terms are left to the owner). If the chosen node does not fit the
+budget, its terms are *dropped* rather than handed to an older node: a tight budget yields
+missing context, never stale context. Then one hop of explicit references ("re-applied after
+the rollback in step 4") is followed for nodes that are not themselves superseded.
+
+Steps are grouped by the exact set of prompt terms they cover (a bitmask), so each greedy round
+costs O(distinct masks), not O(candidate nodes).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextfork.cold import index as idx
+from contextfork.cold.identifiers import prompt_terms
+
+
+@dataclass
+class Pick:
+    step_id: int
+    reason: str  # "covers" | "explains"
+    terms: list[str]
+    tokens: int
+    mode: str  # "content" | "summary"
+    explains: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "step_id": self.step_id,
+            "reason": self.reason,
+            "terms": self.terms,
+            "tokens": self.tokens,
+            "mode": self.mode,
+        }
+        if self.explains is not None:
+            out["explains"] = self.explains
+        return out
+
+
+@dataclass
+class Selection:
+    terms: list[str]
+    picks: list[Pick] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    skipped_superseded: list[dict[str, int]] = field(default_factory=list)
+    uncovered: list[str] = field(default_factory=list)
+    budget: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return sum(p.tokens for p in self.picks)
+
+
+def _cost(row: dict[str, Any], left: int) -> tuple[int, str] | None:
+    """Content when it fits, else the node's own summary, else nothing."""
+    if row["token_count"] <= left:
+        return int(row["token_count"]), "content"
+    if 0 < row["summary_token_count"] <= left:
+        return int(row["summary_token_count"]), "summary"
+    return None
+
+
+def select(conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1) -> Selection:
+    terms = prompt_terms(prompt)
+    sel = Selection(terms=terms, budget=budget)
+    bit_of = {t: 1 << i for i, t in enumerate(terms)}
+    masks: dict[int, int] = {}
+    for t in terms:
+        for sid in idx.postings_for(conn, idx.expand_term(conn, t)):
+            masks[sid] = masks.get(sid, 0) | bit_of[t]
+    groups: dict[int, list[int]] = {}
+    for sid, m in masks.items():
+        groups.setdefault(m, []).append(sid)
+    for steps in groups.values():
+        steps.sort()  # newest last: pop() yields the newest
+    uncovered = (1 << len(terms)) - 1
+    left = budget
+    taken: set[int] = set()
+
+    def names(mask: int) -> list[str]:
+        return [t for t in terms if mask & bit_of[t]]
+
+    while uncovered:
+        best: tuple[int, int, int] | None = None  # (count, step, mask)
+        for m, steps in groups.items():
+            if not steps:
+                continue
+            c = (m & uncovered).bit_count()
+            if c and (best is None or (c, steps[-1]) > best[:2]):
+                best = (c, steps[-1], m)
+        if best is None:
+            break
+        _, sid, m = best
+        groups[m].pop()
+        row = idx.node_rows(conn, [sid])[sid]
+        if row["superseded_by"] is not None:
+            sel.skipped_superseded.append({"step_id": sid, "superseded_by": int(row["superseded_by"])})
+            continue
+        covered = m & uncovered
+        cost = _cost(row, left)
+        if cost is None:
+            sel.dropped.append({"step_id": sid, "terms": names(covered), "tokens": row["token_count"],
+                                "reason": "over_budget"})
+            uncovered &= ~covered
+            continue
+        sel.picks.append(Pick(sid, "covers", names(covered), cost[0], cost[1]))
+        taken.add(sid)
+        left -= cost[0]
+        uncovered &= ~covered
+    sel.uncovered = names(uncovered)
+    if follow_refs:
+        for pick in list(sel.picks):
+            refs = idx.node_rows(conn, [pick.step_id])[pick.step_id]["refs"]
+            rows = idx.node_rows(conn, refs)
+            for ref in sorted(rows, reverse=True):
+                row = rows[ref]
+                if ref in taken or row["superseded_by"] is not None:
+                    continue
+                cost = _cost(row, left)
+                if cost is None:
+                    sel.dropped.append({"step_id": ref, "terms": [], "tokens": row["token_count"],
+                                        "reason": "over_budget", "explains": pick.step_id})
+                    continue
+                sel.picks.append(Pick(ref, "explains", [], cost[0], cost[1], explains=pick.step_id))
+                taken.add(ref)
+                left -= cost[0]
+    sel.picks.sort(key=lambda p: p.step_id)
+    return sel

@@ -1,0 +1,208 @@
+"""Opening a session's store, folding one node (two-phase), and reading nodes back verified.
+
+Two phases under the store lock: (1) the node file is written atomically (temp + fsync +
+rename); (2) the index rows are committed in one sqlite transaction. A crash between the two
+leaves a node file the index does not list: ``validate`` reports it as an orphan and
+``fold index`` (or re-folding the same step) repairs it. A step id is immutable: folding the
+same bytes again is a no-op, folding different bytes under it is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contextfork.atomic import dump_json_bytes, write_bytes
+from contextfork.cold import index as idx
+from contextfork.cold.layout import (
+    DEFAULT_POLICY,
+    StoreLayout,
+    check_step_id,
+    policy_sha256,
+    step_key,
+    store_lock,
+)
+from contextfork.cold.node import build_node, node_bytes, verify_node
+from contextfork.errors import CheckFailed, IntegrityError, NotFoundError
+
+
+class StepConflict(CheckFailed):
+    """A different payload under an existing step id: step ids are immutable."""
+
+
+@dataclass
+class FoldOutcome:
+    step_id: int
+    status: str  # "written" | "unchanged" | "repaired"
+    node: dict[str, Any]
+    path: Path
+
+    def to_json(self) -> dict[str, Any]:
+        n = self.node
+        return {
+            "step_id": self.step_id,
+            "step_key": step_key(self.step_id),
+            "status": self.status,
+            "path": str(self.path),
+            "payload_sha256": n["payload_sha256"],
+            "projection_sha256": n["projection_sha256"],
+            "artifact_sha256": n["artifact_sha256"],
+            "payload_bytes": n["payload_bytes"],
+            "token_count": n["token_count"],
+            "redactions": len(n["redactions"]),
+            "intents": n["intents"],
+            "refs": n["refs"],
+        }
+
+
+def load_policy(layout: StoreLayout) -> dict[str, Any]:
+    """The store's hydration policy (defaults when the store has none yet)."""
+    p = layout.policy_file
+    if p.is_symlink():
+        raise IntegrityError(f"{p} is a symlink", hint="the policy must be a plain file")
+    if not p.exists():
+        return dict(DEFAULT_POLICY)
+    try:
+        data = json.loads(p.read_bytes())
+    except (OSError, json.JSONDecodeError) as err:
+        raise IntegrityError(f"{p}: unreadable hydration policy ({err})") from err
+    if not isinstance(data, dict):
+        raise IntegrityError(f"{p}: hydration policy is not an object")
+    return data
+
+
+def ensure_policy(layout: StoreLayout) -> dict[str, Any]:
+    if not layout.policy_file.exists():
+        write_bytes(layout.policy_file, dump_json_bytes(DEFAULT_POLICY))
+    return load_policy(layout)
+
+
+def read_node(layout: StoreLayout, step_id: int) -> dict[str, Any]:
+    """One node, every identity re-verified (IntegrityError), NotFoundError when absent."""
+    check_step_id(step_id)
+    layout.ensure_contained()
+    path = layout.node_path(step_id)
+    if path.is_symlink():
+        raise IntegrityError(f"{path} is a symlink", hint="cold nodes must be plain files")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"step {step_id} is not in cold store {layout.session_id!r}",
+            hint="list steps with `contextfork fold status`",
+        ) from None
+    return verify_node(raw, where=f"cold_nodes/{path.name}", step_id=step_id)
+
+
+def node_exists(layout: StoreLayout, step_id: int) -> bool:
+    return layout.node_path(step_id).exists()
+
+
+def _commit(layout: StoreLayout, node: dict[str, Any], *, auto_view: bool) -> FoldOutcome:
+    sid = int(node["step_id"])
+    path = layout.node_path(sid)
+    policy = ensure_policy(layout)
+    with idx.opened(layout) as conn:
+        listed = idx.has_node(conn, sid)
+        if path.exists() or path.is_symlink():
+            existing = read_node(layout, sid)
+            if existing["artifact_sha256"] != node["artifact_sha256"]:
+                raise StepConflict(
+                    f"step {sid} already holds a different payload "
+                    f"(stored {existing['payload_sha256'][:12]}, new {node['payload_sha256'][:12]})",
+                    hint="step ids are immutable; fold under a new step id",
+                )
+            if listed == node["artifact_sha256"]:
+                return FoldOutcome(sid, "unchanged", existing, path)
+            with idx.transaction(conn):
+                if listed is not None:
+                    conn.execute("DELETE FROM nodes WHERE step_id=?", (sid,))
+                idx.add_node(conn, existing)
+            return FoldOutcome(sid, "repaired", existing, path)
+        if listed is not None:
+            raise IntegrityError(
+                f"the index lists step {sid} but cold_nodes/{path.name} is missing",
+                hint="run `contextfork fold validate`, then `contextfork fold index`",
+            )
+        write_bytes(path, node_bytes(node))  # phase 1: the node, atomically
+        with idx.transaction(conn):  # phase 2: its index rows, in one transaction
+            idx.add_node(conn, node)
+        if auto_view and idx.node_count(conn) <= idx.AUTO_VIEW_MAX_NODES:
+            idx.export_ipcf_view(conn, layout, policy_sha256(policy))
+    return FoldOutcome(sid, "written", node, path)
+
+
+def fold_node(
+    layout: StoreLayout,
+    *,
+    step_id: int,
+    summary: str,
+    payload: bytes,
+    intents: list[str] | None = None,
+    refs: list[int] | None = None,
+    index_text: str | None = None,
+    extra_commands: tuple[str, ...] = (),
+    source: dict[str, Any] | None = None,
+    auto_view: bool = True,
+    token_counter: Any = None,
+) -> FoldOutcome:
+    """Scrub, hash and store one step; the CPU work happens before the lock is taken."""
+    check_step_id(step_id)
+    layout.ensure_contained()
+    policy = load_policy(layout)
+    node = build_node(
+        session_id=layout.session_id,
+        step_id=step_id,
+        summary=summary,
+        payload=payload,
+        policy_sha256=policy_sha256(policy),
+        intents=intents,
+        refs=refs,
+        index_text=index_text,
+        extra_commands=extra_commands,
+        source=source,
+        token_counter=token_counter,
+    )
+    with store_lock(layout):
+        return _commit(layout, node, auto_view=auto_view)
+
+
+def commit_prebuilt(layout: StoreLayout, node: dict[str, Any], *, auto_view: bool = True) -> FoldOutcome:
+    """Commit a node built elsewhere (bulk folds build many nodes, then lock once per node)."""
+    with store_lock(layout):
+        return _commit(layout, node, auto_view=auto_view)
+
+
+def node_files(layout: StoreLayout) -> list[Path]:
+    if not layout.nodes_dir.is_dir():
+        return []
+    return sorted(p for p in layout.nodes_dir.iterdir() if not p.name.startswith("."))
+
+
+def commit_many(layout: StoreLayout, nodes: list[dict[str, Any]]) -> list[FoldOutcome]:
+    """Commit many prebuilt nodes under one lock: all node files first, then one transaction.
+
+    Same two phases as ``fold_node`` (files, then index), batched so a whole transcript costs
+    one fsync'd index commit instead of one per step.
+    """
+    outcomes: list[FoldOutcome] = []
+    with store_lock(layout):
+        policy = ensure_policy(layout)
+        pending: list[dict[str, Any]] = []
+        with idx.opened(layout) as conn:
+            for node in nodes:
+                sid = int(node["step_id"])
+                path = layout.node_path(sid)
+                if path.exists() or path.is_symlink() or idx.has_node(conn, sid) is not None:
+                    outcomes.append(_commit(layout, node, auto_view=False))
+                    continue
+                write_bytes(path, node_bytes(node))
+                pending.append(node)
+                outcomes.append(FoldOutcome(sid, "written", node, path))
+            with idx.transaction(conn):
+                for node in pending:
+                    idx.add_node(conn, node)
+            idx.export_ipcf_view(conn, layout, policy_sha256(policy))
+    return outcomes

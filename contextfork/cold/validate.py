@@ -1,0 +1,162 @@
+"""Whole-store checks: tamper, orphans, broken references, stale index, path containment.
+
+Returns ``Problem`` lists (never stops at the first one). Containment is checked regardless of
+any policy setting: a symlinked store, node directory or node file, or a store that resolves
+outside ``<repo>/.contextfork/cold`` (including sibling-prefix directories) is an integrity
+problem. Integrity problems map to exit code 3, other errors to 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from contextfork.cold import index as idx
+from contextfork.cold.evict import load_log, load_turn
+from contextfork.cold.layout import StoreLayout, policy_sha256
+from contextfork.cold.node import verify_node
+from contextfork.cold.store import load_policy, node_files
+from contextfork.envelope import Problem
+from contextfork.errors import ContextforkError, ExitCode, IntegrityError
+from contextfork.paths import contained
+
+_NODE_NAME = re.compile(r"^step_(\d{6})\.json$")
+INTEGRITY_CODES = frozenset({"tampered", "containment", "symlink", "index_mismatch", "malformed"})
+
+
+def _err(code: str, message: str, path: str | None = None) -> Problem:
+    return Problem("error", code, message, path)
+
+
+def _schema(name: str, data: Any, path: str) -> list[Problem]:
+    from contextfork.resources import validate_against_schema
+
+    return [_err("schema", f"{name}: {m}", path) for m in validate_against_schema(name, data)[:5]]
+
+
+def check_nodes(layout: StoreLayout) -> tuple[list[Problem], dict[int, dict[str, Any]]]:
+    problems: list[Problem] = []
+    nodes: dict[int, dict[str, Any]] = {}
+    for path in node_files(layout):
+        rel = f"cold_nodes/{path.name}"
+        m = _NODE_NAME.match(path.name)
+        if path.is_symlink():
+            problems.append(_err("symlink", "node file is a symlink (may escape the store)", rel))
+            continue
+        if not m:
+            problems.append(Problem("warning", "stray_file", "not a cold node file name", rel))
+            continue
+        if not contained(layout.dir, path):
+            problems.append(_err("containment", "node file resolves outside the store", rel))
+            continue
+        try:
+            node = verify_node(path.read_bytes(), where=rel, step_id=int(m.group(1)))
+        except IntegrityError as err:
+            problems.append(_err("tampered", err.message, rel))
+            continue
+        problems.extend(_schema("cold-node.schema.json", node, rel))
+        if node["session_id"] != layout.session_id:
+            problems.append(_err("foreign_node", f"node belongs to session {node['session_id']!r}", rel))
+        nodes[int(node["step_id"])] = node
+    return problems, nodes
+
+
+def check_index(layout: StoreLayout, nodes: dict[int, dict[str, Any]], policy: dict[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    if not layout.sqlite.exists():
+        if nodes:
+            problems.append(_err("missing_index", "index.sqlite3 is missing", "index.sqlite3"))
+        return problems
+    with idx.opened(layout) as conn:
+        rows = {int(r[0]): (r[1], r[2]) for r in conn.execute(
+            "SELECT step_id, artifact_sha256, superseded_by FROM nodes")}
+        for sid in sorted(set(rows) - set(nodes)):
+            problems.append(_err("missing_node", f"index lists step {sid} but its node file is missing or invalid",
+                                 f"cold_nodes/step_{sid:06d}.json"))
+        for sid in sorted(set(nodes) - set(rows)):
+            problems.append(_err("orphan_node", f"step {sid} is stored but not indexed (run `fold index`)",
+                                 f"cold_nodes/step_{sid:06d}.json"))
+        owners: dict[str, int] = {}
+        for sid, node in nodes.items():
+            for intent in node["intents"]:
+                owners[intent] = max(owners.get(intent, 0), sid)
+        for sid in sorted(set(rows) & set(nodes)):
+            art, sup = rows[sid]
+            if art != nodes[sid]["artifact_sha256"]:
+                problems.append(_err("index_mismatch", f"index and node file disagree on step {sid}",
+                                     f"cold_nodes/step_{sid:06d}.json"))
+            expect = max((owners[i] for i in nodes[sid]["intents"] if owners[i] > sid), default=None)
+            if sup != expect:
+                problems.append(_err("stale_supersession",
+                                     f"step {sid}: index says superseded_by={sup}, nodes say {expect}"))
+        if layout.recall_index.exists():
+            fresh = idx.view_fresh(conn)
+            try:
+                on_disk = json.loads(layout.recall_index.read_bytes())
+            except (OSError, json.JSONDecodeError) as err:
+                problems.append(_err("malformed", f"recall_index.json unreadable: {err}", "recall_index.json"))
+                return problems
+            problems.extend(_schema("recall-index.schema.json", on_disk, "recall_index.json"))
+            if fresh and on_disk != idx.ipcf_view(conn, layout, policy_sha256(policy)):
+                problems.append(_err("index_mismatch", "recall_index.json differs from the index",
+                                     "recall_index.json"))
+            elif not fresh:
+                problems.append(Problem("info", "view_stale",
+                                        "recall_index.json predates the latest folds (run `fold index`)",
+                                        "recall_index.json"))
+    return problems
+
+
+def check_refs(layout: StoreLayout, nodes: dict[int, dict[str, Any]]) -> list[Problem]:
+    problems: list[Problem] = []
+    for sid, node in sorted(nodes.items()):
+        for ref in node["refs"]:
+            if ref not in nodes:
+                problems.append(_err("broken_reference", f"step {sid} cites step {ref}, which is not stored",
+                                     f"cold_nodes/step_{sid:06d}.json"))
+    try:
+        state = load_turn(layout)
+        log = load_log(layout)
+    except IntegrityError as err:
+        return [*problems, _err("malformed", err.message)]
+    for h in state.get("hydrated", []):
+        if int(h["step_id"]) not in nodes:
+            problems.append(_err("broken_reference", f"turn state hydrates missing step {h['step_id']}",
+                                 "turn_state.json"))
+    if layout.eviction_log.exists():
+        problems.extend(_schema("eviction-log.schema.json", log, "eviction_log.json"))
+    return problems
+
+
+def validate_store(layout: StoreLayout) -> list[Problem]:
+    problems = [_err("containment", p) for p in layout.containment_problems()]
+    if problems:
+        return problems
+    if not layout.dir.exists():
+        return [Problem("error", "not_found", f"no cold store for session {layout.session_id!r}")]
+    try:
+        policy = load_policy(layout)
+    except ContextforkError as err:
+        return [_err("malformed", err.one_line(), "hydration_policy.json")]
+    if layout.policy_file.exists():
+        problems.extend(_schema("hydration-policy.schema.json", policy, "hydration_policy.json"))
+    node_problems, nodes = check_nodes(layout)
+    problems.extend(node_problems)
+    current = policy_sha256(policy)
+    stale = [s for s, n in nodes.items() if n["policy_sha256"] != current]
+    if stale:
+        problems.append(Problem("warning", "policy_changed",
+                                f"{len(stale)} node(s) were folded under another hydration policy"))
+    problems.extend(check_index(layout, nodes, policy))
+    problems.extend(check_refs(layout, nodes))
+    return problems
+
+
+def exit_code_for(problems: list[Problem]) -> int:
+    errors = [p for p in problems if p.severity == "error"]
+    if any(p.code in INTEGRITY_CODES for p in errors):
+        return int(ExitCode.INTEGRITY)
+    if any(p.code == "not_found" for p in errors):
+        return int(ExitCode.NOT_FOUND)
+    return int(ExitCode.CHECK_FAILED) if errors else 0

@@ -1,0 +1,248 @@
+"""Secret scrubbing before any byte is stored or exported (gitleaks-style rules).
+
+Each rule has cheap lowercase keywords; its regex runs only when one of them occurs in the text,
+so scrubbing a large transcript costs little more than one ``str.lower``. A rule may name one
+capture group as the secret, so the surrounding context (``PASSWORD=``, ``https://user:``) stays
+readable and only the secret itself becomes ``[REDACTED:<kind>]``. Spans are recorded so a
+reader knows exactly what was removed (the one exception to "nothing is lost").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+REDACTION_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """One removed secret: its kind and where its placeholder sits in the redacted text."""
+
+    kind: str
+    start: int
+    end: int
+    original_length: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "start": self.start,
+            "end": self.end,
+            "original_length": self.original_length,
+        }
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    keywords: tuple[str, ...]
+    pattern: re.Pattern[str]
+    group: int = 0
+    accept: Callable[[str], bool] | None = None
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+_CODE_EXPR = re.compile(r"^[A-Za-z_][\w.]*(\(|\[|$)")
+_PLACEHOLDERS = {
+    "changeme",
+    "password",
+    "secret",
+    "example",
+    "xxxxxxxx",
+    "redacted",
+    "none",
+    "null",
+}
+
+
+def _looks_secret(value: str) -> bool:
+    """Assignments: reject code expressions, placeholders and low-entropy words."""
+    v = value.strip("'\"")
+    if len(v) < 8 or v.lower() in _PLACEHOLDERS or v.startswith(("$", "{", "<", "%", "[REDACTED")):
+        return False
+    if _CODE_EXPR.match(v) and not any(ch.isdigit() for ch in v):
+        return False
+    return _entropy(v) >= 3.0
+
+
+def _url_password(value: str) -> bool:
+    return not value.startswith(("$", "{", "<", "%")) and value.lower() not in {"password", "pass"}
+
+
+def _r(
+    kind: str,
+    keywords: tuple[str, ...],
+    pattern: str,
+    group: int = 0,
+    accept: Callable[[str], bool] | None = None,
+    flags: int = 0,
+) -> Rule:
+    return Rule(kind, keywords, re.compile(pattern, flags), group, accept)
+
+
+_ASSIGN_NAMES = r"[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?|AUTH)[A-Z0-9_]*"
+
+RULES: tuple[Rule, ...] = (
+    _r(
+        "private-key",
+        ("private key",),
+        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",
+    ),
+    _r(
+        "aws-access-key-id",
+        ("akia", "asia", "abia", "acca"),
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    ),
+    _r(
+        "aws-secret-access-key",
+        ("aws",),
+        r"(?i)aws.{0,20}?(?:secret|key).{0,20}?['\"=:\s]{1,5}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        1,
+    ),
+    _r("gcp-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    _r("gcp-oauth-client-secret", ("gocspx",), r"\bGOCSPX-[0-9A-Za-z_-]{28}"),
+    _r("google-oauth-access-token", ("ya29.",), r"\bya29\.[0-9A-Za-z_-]{20,}"),
+    _r("github-pat", ("ghp_",), r"\bghp_[0-9A-Za-z]{36}\b"),
+    _r("github-oauth", ("gho_",), r"\bgho_[0-9A-Za-z]{36}\b"),
+    _r("github-app-token", ("ghu_", "ghs_"), r"\bgh[us]_[0-9A-Za-z]{36}\b"),
+    _r("github-refresh-token", ("ghr_",), r"\bghr_[0-9A-Za-z]{36,76}\b"),
+    _r("github-fine-grained-pat", ("github_pat_",), r"\bgithub_pat_[0-9A-Za-z_]{60,100}\b"),
+    _r("gitlab-pat", ("glpat-",), r"\bglpat-[0-9A-Za-z_-]{20,}"),
+    _r("anthropic-api-key", ("sk-ant-",), r"\bsk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_-]{32,}"),
+    _r(
+        "openai-api-key",
+        ("sk-proj-", "sk-svcacct-", "sk-admin-", "t3blbkfj"),
+        r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})",
+    ),
+    _r(
+        "slack-token",
+        ("xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe"),
+        r"\bxox(?:[abprs]|e(?:\.xox[bp])?)-[0-9A-Za-z-]{10,}",
+    ),
+    _r(
+        "slack-webhook",
+        ("hooks.slack.com",),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
+    ),
+    _r(
+        "stripe-key",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+        r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{10,99}\b",
+    ),
+    _r("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _r("pypi-token", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    _r("huggingface-token", ("hf_",), r"\bhf_[A-Za-z]{34}\b"),
+    _r("sendgrid-api-key", ("sg.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    _r("twilio-api-key", ("sk",), r"\bSK[0-9a-f]{32}\b"),
+    _r(
+        "shopify-token",
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+        r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
+    ),
+    _r("azure-storage-key", ("accountkey=",), r"AccountKey=([A-Za-z0-9+/]{86}==)", 1),
+    _r("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    _r(
+        "bearer-token",
+        ("bearer",),
+        r"(?i)\bauthorization\s*[:=]\s*[\"']?bearer\s+([A-Za-z0-9._~+/=-]{20,})",
+        1,
+    ),
+    _r(
+        "url-credentials",
+        ("://",),
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,64}:([^\s:/@'\"]{3,128})@[A-Za-z0-9.-]+",
+        1,
+        _url_password,
+    ),
+    _r(
+        "dotenv-assignment",
+        ("secret", "token", "password", "passwd", "pwd", "key", "credential", "auth"),
+        r"(?m)^[ \t]*(?:export[ \t]+)?"
+        + _ASSIGN_NAMES
+        + r"[ \t]*=[ \t]*(['\"]?)([^\s'\"#]{8,})\1[ \t]*(?:#.*)?$",
+        2,
+        _looks_secret,
+    ),
+    _r(
+        "password-field",
+        ("password", "passwd", "secret"),
+        r"(?i)[\"'](?:password|passwd|client_secret|secret_key)[\"']\s*:\s*[\"']([^\"'\s]{8,})[\"']",
+        1,
+        _looks_secret,
+    ),
+)
+
+KINDS: tuple[str, ...] = tuple(r.kind for r in RULES)
+
+
+def placeholder(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+def find_secrets(text: str) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, kind) spans in ``text``, sorted by start."""
+    lowered = text.lower()
+    spans: list[tuple[int, int, str]] = []
+    for rule in RULES:
+        if not any(k in lowered for k in rule.keywords):
+            continue
+        for m in rule.pattern.finditer(text):
+            start, end = m.span(rule.group)
+            if start < 0 or end <= start:
+                continue
+            if rule.accept is not None and not rule.accept(m.group(rule.group)):
+                continue
+            spans.append((start, end, rule.kind))
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0]), s[2]))
+    merged: list[tuple[int, int, str]] = []
+    for span in spans:
+        if merged and span[0] < merged[-1][1]:
+            last = merged[-1]
+            if span[1] > last[1]:
+                merged[-1] = (last[0], span[1], last[2])
+            continue
+        merged.append(span)
+    return merged
+
+
+def redact_text(text: str) -> tuple[str, list[Redaction]]:
+    """Replace every secret with ``[REDACTED:<kind>]``; offsets refer to the returned text."""
+    spans = find_secrets(text)
+    if not spans:
+        return text, []
+    out: list[str] = []
+    records: list[Redaction] = []
+    pos = 0
+    length = 0
+    for start, end, kind in spans:
+        chunk = text[pos:start]
+        out.append(chunk)
+        length += len(chunk)
+        ph = placeholder(kind)
+        out.append(ph)
+        records.append(Redaction(kind, length, length + len(ph), end - start))
+        length += len(ph)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), records
+
+
+__all__ = [
+    "KINDS",
+    "REDACTION_VERSION",
+    "RULES",
+    "Redaction",
+    "find_secrets",
+    "placeholder",
+    "redact_text",
+]
