@@ -69,7 +69,8 @@ def _looks_secret(value: str) -> bool:
     v = value.strip("'\"")
     if len(v) < 8 or v.lower() in _PLACEHOLDERS or v.startswith(("$", "{", "<", "%", "[REDACTED")):
         return False
-    if _CODE_EXPR.match(v) and not any(ch.isdigit() for ch in v):
+    code = _CODE_EXPR.match(v)
+    if code and (code.group(1) or not any(ch.isdigit() for ch in v)):
         return False
     return _entropy(v) >= 3.0
 

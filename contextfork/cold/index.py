@@ -144,10 +144,8 @@ def node_rows(conn: sqlite3.Connection, steps: Iterable[int]) -> dict[int, dict[
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
         q = ",".join("?" * len(chunk))
-        sql = (
-            "SELECT step_id, token_count, summary_token_count, summary, refs, intents, "
-            "superseded_by, artifact_sha256 FROM nodes WHERE step_id IN (" + q + ")"
-        )
+        cols = "step_id, token_count, summary_token_count, summary, refs, intents, superseded_by, artifact_sha256"
+        sql = f"SELECT {cols} FROM nodes WHERE step_id IN ({q})"  # noqa: S608 - "?" placeholders only
         for r in conn.execute(sql, chunk):
             out[int(r[0])] = {
                 "step_id": int(r[0]),

@@ -99,7 +99,7 @@ def check_index(layout: StoreLayout, nodes: dict[int, dict[str, Any]], policy: d
                 return problems
             problems.extend(_schema("recall-index.schema.json", on_disk, "recall_index.json"))
             if fresh and on_disk != idx.ipcf_view(conn, layout, policy_sha256(policy)):
-                problems.append(_err("index_mismatch", "recall_index.json differs from the index",
+                problems.append(_err("view_mismatch", "recall_index.json differs from the index",
                                      "recall_index.json"))
             elif not fresh:
                 problems.append(Problem("info", "view_stale",
