@@ -1,0 +1,294 @@
+"""The ReFold/pi-fold renderer: unedited history + step t + policy → the prompt for step t.
+
+It is incremental (steps are processed once, when the boundary passes them) so a replay over
+every step is linear, and ``render()`` — a fresh renderer advanced to t — is a pure function:
+the same history and policy give byte-identical messages.
+
+Layout of a prompt: system, then for every earlier step its lead (user prompts: never touched)
+and its body (raw in the tail after b_t; deduped or folded into a note behind it), then the
+lead of step t. Dedupe, STALE folds and reminders move only at boundary moves; an epoch commit
+(pi-fold) is the only other rewrite and is rare by construction.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from contextfork.hashing import sha256_text
+from contextfork.render.boundary import boundary
+from contextfork.render.carriage import identifiers
+from contextfork.render.dedupe import LineIndex, dedupe_text
+from contextfork.render.fold import (
+    IDS_LIMIT,
+    REMINDER,
+    adjacent_runs,
+    note_texts,
+    parse_marks,
+    step_brief,
+)
+from contextfork.render.messages import (
+    Msg,
+    StepMessages,
+    original_step_text,
+    reply_text,
+    step_messages,
+    system_messages,
+)
+from contextfork.render.policies import Policy
+from contextfork.render.store import Removal
+from contextfork.tokens import estimate_tokens
+from contextfork.transcript.model import Session
+
+
+@dataclass
+class View:
+    """What a renderer returns for one call."""
+
+    t: int
+    messages: list[Msg]
+    boundary: int
+    removals: list[Removal] = field(default_factory=list)
+    folds: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    step_sha256: dict[int, str] = field(default_factory=dict)
+    epochs: int = 0
+
+
+def _tok(msgs: tuple[Msg, ...] | list[Msg]) -> int:
+    return sum(estimate_tokens(m.content) for m in msgs)
+
+
+class ReFoldRenderer:
+    """Stateful renderer for the refold and epoch policies; advance(t) with t increasing."""
+
+    def __init__(self, session: Session, policy: Policy) -> None:
+        self.session = session
+        self.policy = policy
+        self.steps = {s.index: s for s in session.steps}
+        self.order = sorted(s.index for s in session.steps)
+        self.system = system_messages(session)
+        self._base: dict[int, StepMessages] = {}
+        self.body: dict[int, tuple[Msg, ...]] = {}
+        self.b = 0
+        self.seen = 0  # replies/outputs of steps <= seen have been read
+        self.t = 0
+        self.index = LineIndex()
+        self.removals: list[Removal] = []
+        self.step_sha: dict[int, str] = {}
+        self.folded: dict[int, str] = {}
+        self.notes: dict[int, Msg] = {}  # first step of a note → note message
+        self.folds: dict[str, tuple[int, ...]] = {}
+        self.pending: dict[int, str | None] = {}
+        self.remind: set[int] = set()
+        self.marks: set[int] = set()
+        self.first_owner: dict[str, int] = {}
+        self.last_ref: dict[int, int] = {}
+        self.owned: dict[int, tuple[str, ...]] = {}
+        self.protocol_seen = False
+        self.behind: list[Msg] = []
+        self.behind_tokens = 0
+        self.epochs = 0
+        self.floor = 0.0
+
+    # -- per-step material -------------------------------------------------------------
+    def base(self, s: int) -> StepMessages:
+        sm = self._base.get(s)
+        if sm is None:
+            sm = step_messages(self.steps[s])
+            self._base[s] = sm
+        return sm
+
+    def _prev_steps(self, lo: int, hi: int) -> list[int]:
+        """Step indices in (lo, hi] that exist, in order."""
+        if hi <= lo:
+            return []
+        return self.order[bisect_right(self.order, lo) : bisect_right(self.order, hi)]
+
+    def _read(self, upto: int) -> None:
+        """Learn from replies and outputs of steps that became visible (marks, owners, refs)."""
+        p = self.policy
+        for s in self._prev_steps(self.seen, upto):
+            reply = reply_text(self.steps[s])
+            if p.fold_stale or p.reminder or p.auto_stale:
+                marks = parse_marks(reply)
+                self.protocol_seen = self.protocol_seen or marks.has_lines
+                if p.fold_stale:
+                    for st in marks.stale:
+                        if s - p.k <= st <= s and st in self.steps:
+                            self.pending.setdefault(st, marks.progress)
+                if p.reminder and not marks.has_lines:
+                    self.remind.add(s)
+            if p.epoch or p.auto_stale:
+                for term in identifiers(reply):
+                    owner = self.first_owner.get(term)
+                    if owner is not None and owner != s:
+                        self.last_ref[owner] = s
+                owned: list[str] = []
+                for m in self.base(s).body:
+                    if m.kind == "output":
+                        for term in sorted(identifiers(m.content)):
+                            if term not in self.first_owner:
+                                self.first_owner[term] = s
+                                owned.append(term)
+                self.owned[s] = tuple(owned)
+        self.seen = max(self.seen, upto)
+
+    def _process(self, s: int) -> None:
+        """A step crosses the boundary: dedupe its outputs, stage it as an epoch mark."""
+        p = self.policy
+        sm = self.base(s)
+        self.step_sha[s] = sha256_text(original_step_text(sm))
+        if not p.dedupe:
+            self.body[s] = sm.body
+        else:
+            out: list[Msg] = []
+            for m in sm.body:
+                if m.kind != "output":
+                    out.append(m)
+                    continue
+                d = dedupe_text(
+                    m.content, s, m.block, self.index,
+                    min_run_lines=p.min_run_lines, min_run_chars=p.min_run_chars,
+                    min_line_chars=p.min_line_chars, signature_min_lines=p.signature_min_lines,
+                )
+                for run in d.runs:
+                    span = "".join(d.lines[run.start : run.end + 1])
+                    self.removals.append(
+                        Removal("stub", s, m.block, run.start + 1, run.end + 1,
+                                sha256_text(span), len(span.encode("utf-8")))
+                    )
+                out.append(m if not d.runs else Msg(m.role, d.text, s, m.block, m.kind))
+            self.body[s] = tuple(out)
+        if p.epoch and sm.body:
+            self.marks.add(s)  # a finished step (tool batch or reply) is staged for free
+
+    def _fold(self, steps: list[int], progress: dict[int, str | None]) -> None:
+        """Fold steps (already behind the boundary) into notes; adjacent ones share a note."""
+        for run in adjacent_runs(steps):
+            groups: list[list[int]] = []
+            for s in run:  # a STALE note carries one PROGRESS line: split where it changes
+                if groups and progress.get(groups[-1][-1]) == progress.get(s):
+                    groups[-1].append(s)
+                else:
+                    groups.append([s])
+            for g in groups:
+                prog = progress.get(g[0])
+                briefs = [step_brief(s, self.base(s), ids=self.owned.get(s, ()))
+                          for s in g] if prog is None else []
+                for note_steps, text in note_texts(g, briefs, progress=prog,
+                                                   cap=self.policy.note_cap):
+                    fid = f"F{len(self.folds) + 1}"
+                    self.folds[fid] = note_steps
+                    self.notes[note_steps[0]] = Msg(
+                        "note", f"{text} ({fid})", note_steps[0], -1, "note"
+                    )
+                    for s in note_steps:
+                        self.folded[s] = fid
+                        text_s = original_step_text(self.base(s))
+                        self.removals.append(
+                            Removal("fold", s, None, None, None, self.step_sha[s],
+                                    len(text_s.encode("utf-8")), fid)
+                        )
+                        self.index.drop_step(s)
+                        self.marks.discard(s)
+
+    def _step_behind(self, s: int) -> list[Msg]:
+        out = list(self.base(s).lead)
+        if s in self.folded:
+            note = self.notes.get(s)
+            if note is not None:
+                out.append(note)
+        else:
+            out.extend(self.body[s])
+        return out
+
+    def _rebuild_behind(self) -> None:
+        self.behind = []
+        for s in self._prev_steps(0, self.b):
+            self.behind.extend(self._step_behind(s))
+        self.behind_tokens = _tok(self.behind)
+
+    def _tail(self, t: int) -> list[Msg]:
+        out: list[Msg] = []
+        for s in self._prev_steps(self.b, t - 1):
+            sm = self.base(s)
+            out.extend(sm.lead)
+            body = sm.body
+            if s in self.remind:
+                outs = [i for i, m in enumerate(body) if m.kind == "output"]
+                if outs:
+                    i = outs[-1]
+                    m = body[i]
+                    body = (*body[:i], Msg(m.role, m.content + "\n" + REMINDER, s, m.block,
+                                           m.kind), *body[i + 1 :])
+            out.extend(body)
+        return out
+
+    # -- the public step ---------------------------------------------------------------
+    def advance(self, t: int) -> View:
+        if t < self.t:
+            raise ValueError("advance() needs increasing steps; use render() for a random t")
+        self.t = t
+        p = self.policy
+        self._read(t - 1)
+        new_b = min(boundary(t, p.k), t - 1)
+        if new_b > self.b:
+            old_b = self.b
+            for s in self._prev_steps(old_b, new_b):
+                self._process(s)
+            self.b = new_b
+            if p.auto_stale and not self.protocol_seen:
+                self._auto_stale(old_b, new_b)
+            due = sorted(s for s in self.pending if s <= new_b and s not in self.folded)
+            if due:
+                self._fold(due, {s: self.pending.pop(s) for s in due})
+            if due and due[0] <= old_b:
+                self._rebuild_behind()
+            else:
+                for s in self._prev_steps(old_b, new_b):
+                    part = self._step_behind(s)
+                    self.behind.extend(part)
+                    self.behind_tokens += _tok(part)
+        tail = self._tail(t)
+        lead = list(self.base(t).lead) if t in self.steps else []
+        if p.epoch:
+            occ = _tok(self.system) + self.behind_tokens + _tok(tail) + _tok(lead)
+            if occ >= max(p.commit_at * p.budget_tokens, self.floor):
+                self._commit(occ)
+        msgs = [*self.system, *self.behind, *tail, *lead]
+        return View(t, msgs, self.b, self.removals, self.folds, self.step_sha, self.epochs)
+
+    def _auto_stale(self, old_b: int, new_b: int) -> None:
+        """Stand-in for STALE lines the agent never wrote: a finished tool batch crossing the
+        boundary is stale when no later reply mentioned anything it first showed."""
+        for s in self._prev_steps(old_b, new_b):
+            outs = [m for m in self.base(s).body if m.kind == "output"]
+            if outs and s not in self.last_ref and s not in self.pending and not self._rich(s):
+                self.pending[s] = None
+
+    def _rich(self, s: int) -> bool:
+        """Reference material: it showed more new names than a note can carry."""
+        factor = self.policy.rich_factor
+        if factor is None:
+            return False
+        return len(", ".join(self.owned.get(s, ()))) > factor * IDS_LIMIT
+
+    def _commit(self, occ: int) -> None:
+        """One pi-fold epoch: fold staged marks, stalest first, down to the lower watermark."""
+        p = self.policy
+        target = p.fold_down_to * p.budget_tokens
+        cands = sorted((s for s in self.marks if s <= self.b and s not in self.folded),
+                       key=lambda s: (self._rich(s), self.last_ref.get(s, s), s))
+        chosen: list[int] = []
+        for s in cands:
+            if occ <= target:
+                break
+            occ -= max(0, _tok(self.body[s]) - 100)
+            chosen.append(s)
+        if chosen:
+            self.epochs += 1
+            self._fold(sorted(chosen), {})
+            self._rebuild_behind()
+        # Hysteresis: if the marks could not reach the low watermark (too little behind the
+        # boundary), wait for a full watermark band of growth before the next rewrite.
+        self.floor = occ + (p.commit_at - p.fold_down_to) * p.budget_tokens
