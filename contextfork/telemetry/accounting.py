@@ -1,0 +1,224 @@
+"""Token accounting for a loaded ``Session``: active context, breakdown, failures, files.
+
+Recorded usage is the truth the user is billed for, so it comes first. Only without it do we
+count with the o200k tokenizer (loaded lazily: ~0.2 s), and only if that fails do we estimate
+(chars / 4). Every figure carries its source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextfork.transcript.model import (
+    Session,
+    Step,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+)
+
+CATEGORIES = ("system_prompt", "user_history", "assistant_history", "tool_outputs")
+_EDIT_TOOLS = frozenset(
+    {"edit", "write", "multiedit", "notebookedit", "apply_patch", "str_replace_based_edit_tool",
+     "create", "str_replace", "insert"}
+)
+_PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
+_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+_EXCERPT = 400
+
+
+@dataclass
+class Accounting:
+    total: int | None
+    source: str  # recorded | counted | estimated | none
+    breakdown: dict[str, int]
+    breakdown_method: str
+    scaled_to_recorded: bool
+    last_output_tokens: int | None
+    active_steps: list[Step] = field(default_factory=list)
+
+
+def active_steps(session: Session) -> list[Step]:
+    """The steps still in the prompt: those after the last real compaction."""
+    if not session.compactions:
+        return list(session.steps)
+    start = session.compactions[-1].before_step
+    return [s for s in session.steps if s.index >= start]
+
+
+def recorded_step(steps: list[Step]) -> Step | None:
+    """The last model call with a real (non-zero, non-synthetic) recorded usage."""
+    for s in reversed(steps):
+        if s.usage is not None and s.usage.context_tokens > 0 and s.model != "<synthetic>":
+            return s
+    return None
+
+
+def category_texts(session: Session, steps: list[Step]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    if session.system_prompt:
+        out["system_prompt"].append(session.system_prompt)
+    for step in steps:
+        for b in step.blocks:
+            if isinstance(b, TextBlock):
+                key = {"system": "system_prompt", "user": "user_history"}.get(b.role)
+                out[key or "assistant_history"].append(b.text)
+            elif isinstance(b, ThinkingBlock):
+                out["assistant_history"].append(b.text)
+            elif isinstance(b, ToolCall):
+                out["assistant_history"].append(
+                    b.name + json.dumps(b.input, ensure_ascii=False, default=str)
+                )
+            elif isinstance(b, ToolResult):
+                out["tool_outputs"].append(b.content)
+    return out
+
+
+def _estimate(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def _counter() -> tuple[Callable[[str], int], str]:
+    try:
+        from contextfork.tokens import count_tokens
+
+        count_tokens("probe")
+        return count_tokens, "counted"
+    except Exception:  # noqa: BLE001 - tokenizer missing or broken: fall back, labelled
+        return _estimate, "estimated"
+
+
+def account(session: Session) -> Accounting:
+    steps = active_steps(session)
+    texts = category_texts(session, steps)
+    rec = recorded_step(steps)
+    if rec is not None and rec.usage is not None:
+        total = rec.usage.context_tokens
+        est = {c: sum(_estimate(t) for t in texts[c]) for c in CATEGORIES}
+        return Accounting(
+            total=total, source="recorded", breakdown=scale_to(est, total),
+            breakdown_method="chars-scaled-to-recorded", scaled_to_recorded=True,
+            last_output_tokens=rec.usage.output_tokens, active_steps=steps,
+        )
+    if not any(texts.values()):
+        return Accounting(None, "none", dict.fromkeys(CATEGORIES, 0), "none", False, None, steps)
+    count, how = _counter()
+    counted = {c: sum(count(t) for t in texts[c]) for c in CATEGORIES}
+    return Accounting(
+        total=sum(counted.values()), source=how, breakdown=counted, breakdown_method=how,
+        scaled_to_recorded=False, last_output_tokens=None, active_steps=steps,
+    )
+
+
+def scale_to(estimates: dict[str, int], total: int) -> dict[str, int]:
+    """Fit per-category estimates to the recorded total, summing to it exactly.
+
+    The recorded prompt also holds what a transcript never shows (the harness's system prompt,
+    tool definitions), so a shortfall is attributed to ``system_prompt``; an excess (history the
+    harness no longer sends, estimate error) is scaled down proportionally.
+    """
+    history = sum(v for k, v in estimates.items() if k != "system_prompt")
+    known = history + estimates.get("system_prompt", 0)
+    if known <= total:
+        out = dict(estimates)
+        out["system_prompt"] = estimates.get("system_prompt", 0) + (total - known)
+        return out
+    raw = {k: v * total / known for k, v in estimates.items()}
+    out = {k: int(v) for k, v in raw.items()}
+    rest = total - sum(out.values())
+    for k in sorted(raw, key=lambda k: raw[k] - out[k], reverse=True)[:rest]:
+        out[k] += 1
+    return out
+
+
+# --- what the session did ------------------------------------------------------------------
+
+
+def excerpt(text: str, limit: int = _EXCERPT) -> str:
+    """Head and tail of a long output: the command echo and the final error both matter."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = limit * 3 // 8
+    return text[:head].rstrip() + "\n…\n" + text[-(limit - head) :].lstrip()
+
+
+def describe_call(call: ToolCall | None) -> str:
+    if call is None:
+        return "(unknown call)"
+    inp = call.input
+    for key in ("command", "cmd"):
+        v = inp.get(key)
+        if isinstance(v, str):
+            return v
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return " ".join(v)
+    for key in (*_PATH_KEYS, "pattern", "url", "query"):
+        v = inp.get(key)
+        if isinstance(v, str):
+            return f"{call.name} {v}"
+    return f"{call.name} {json.dumps(inp, ensure_ascii=False, default=str)[:200]}"
+
+
+def failed_commands(session: Session) -> list[dict[str, Any]]:
+    """Tool results that failed (error flag or non-zero exit), with the call that caused them."""
+    calls = {c.id: (c, s.index) for s in session.steps for c in s.tool_calls}
+    out: list[dict[str, Any]] = []
+    for step in session.steps:
+        for r in step.tool_results:
+            if not (r.is_error or (r.exit_code is not None and r.exit_code != 0)):
+                continue
+            call, call_step = calls.get(r.call_id, (None, step.index))
+            out.append(
+                {
+                    "step": call_step,
+                    "tool": call.name if call else "unknown",
+                    "call_id": r.call_id,
+                    "command": describe_call(call),
+                    "exit_code": r.exit_code,
+                    "error_excerpt": excerpt(r.content) or "(no output)",
+                }
+            )
+    return out
+
+
+def _relative(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
+
+
+def touched_files(session: Session) -> tuple[list[str], list[str]]:
+    """(every file a tool read or changed, the subset it changed), in first-touch order."""
+    touched: dict[str, None] = {}
+    modified: dict[str, None] = {}
+    for call in session.tool_calls:
+        paths: list[str] = []
+        for key in _PATH_KEYS:
+            v = call.input.get(key)
+            if isinstance(v, str) and v and "\n" not in v:
+                paths.append(v)
+        patch = call.input.get("input") if call.name == "apply_patch" else None
+        if isinstance(patch, str):
+            paths.extend(m.strip() for m in _PATCH_FILE_RE.findall(patch))
+        for p in paths:
+            rel = _relative(p, session.cwd)
+            touched.setdefault(rel, None)
+            if call.name.lower() in _EDIT_TOOLS:
+                modified.setdefault(rel, None)
+    return list(touched), list(modified)
+
+
+def user_requests(session: Session) -> list[tuple[int, str]]:
+    """(step, text) of every request the user actually typed (harness-injected text excluded)."""
+    out = []
+    for step in session.steps:
+        for b in step.user_texts:
+            if not b.meta and b.text.strip():
+                out.append((step.index, b.text.strip()))
+    return out

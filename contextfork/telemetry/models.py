@@ -1,0 +1,224 @@
+"""pydantic models of the files telemetry reads and writes: policy.json and the status report.
+
+The committed schemas (schemas/context-policy.schema.json, schemas/context-telemetry.schema.json)
+are generated from these models; a test fails when the two drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from contextfork.errors import UsageError
+
+TELEMETRY_VERSION = "1"  # keep equal to the Literal below and to policy.POLICY_VERSION
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TokenThresholds(_Strict):
+    warning: int = Field(50_000, gt=0, description="caution (amber) from this many active tokens")
+    fork: int = Field(80_000, gt=0, description="fork recommended (red) from this many tokens")
+    hard_limit: int | None = Field(None, gt=0, description="critical regardless of anything else")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TokenThresholds:
+        if self.warning >= self.fork:
+            raise ValueError("warning must be lower than fork")
+        if self.hard_limit is not None and self.hard_limit < self.fork:
+            raise ValueError("hard_limit must not be lower than fork")
+        return self
+
+
+class StepThresholds(_Strict):
+    warning: int = Field(75, gt=0)
+    fork: int = Field(120, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> StepThresholds:
+        if self.warning >= self.fork:
+            raise ValueError("warning must be lower than fork")
+        return self
+
+
+class Policy(_Strict):
+    """``.contextfork/policy.json``: IPSF "Ambient Context Telemetry" thresholds."""
+
+    policy_version: Literal["1"] = "1"
+    tokens: TokenThresholds = Field(default_factory=lambda: TokenThresholds())
+    steps: StepThresholds = Field(default_factory=lambda: StepThresholds())
+
+
+def parse_policy(raw: Any, origin: str) -> Policy:
+    """Validate a policy; the error names the first bad field and how to fix it."""
+    try:
+        return Policy.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise UsageError(
+            f"{origin}: {where}: {first['msg']}",
+            hint="fix that field or recreate the file with `contextfork policy init --force`",
+        ) from None
+
+
+def load_policy_file(path: Path) -> Policy:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read ({err.strerror or err})") from None
+    try:
+        raw = json.loads(text)
+    except ValueError as err:
+        raise UsageError(f"{path}: not valid JSON ({err})") from None
+    return parse_policy(raw, str(path))
+
+
+# --- the status report ---------------------------------------------------------------------
+
+
+class SessionInfo(_Strict):
+    format: str
+    session_id: str | None = None
+    path: str | None = None
+    model: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    age_seconds: float | None = None
+    malformed_lines: int = 0
+    subagents: int = 0
+
+
+class Breakdown(_Strict):
+    system_prompt: int = 0
+    user_history: int = 0
+    assistant_history: int = 0
+    tool_outputs: int = 0
+
+
+class Tokens(_Strict):
+    total: int | None = Field(description="active context tokens")
+    source: Literal["recorded", "counted", "estimated", "none"]
+    breakdown: Breakdown
+    breakdown_method: Literal["counted", "estimated", "chars-scaled-to-recorded", "none"]
+    scaled_to_recorded: bool
+    last_output_tokens: int | None = None
+    context_window: int | None = None
+    context_used_percent: float | None = None
+
+
+class StepStats(_Strict):
+    total: int
+    since_compaction: int
+    tool_calls: int
+    tool_errors: int
+
+
+class CompactionInfo(_Strict):
+    before_step: int
+    timestamp: str | None = None
+    trigger: str | None = None
+    pre_tokens: int | None = None
+
+
+class FailedCommand(_Strict):
+    step: int
+    tool: str
+    command: str
+    exit_code: int | None = None
+    error_excerpt: str
+
+
+class Billing(_Strict):
+    method: Literal["ccusage", "step-usage"]
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    total_tokens: int
+    entries: int
+    files: int
+
+
+class RiskInfo(_Strict):
+    level: Literal["optimal", "caution", "critical"]
+    color: Literal["green", "amber", "red"]
+    recommendation: Literal["continue", "wrap_milestone", "fork_recommended"]
+    label: str
+    reasons: list[str]
+    badge: str
+
+
+class PolicyInfo(_Strict):
+    source: str = Field(description="path of policy.json, or 'defaults'")
+    policy: Policy
+
+
+class LatestPackage(_Strict):
+    package_id: str
+    path: str
+    valid: bool
+    errors: int
+    warnings: int
+
+
+class GitInfo(_Strict):
+    root: str
+    branch: str | None
+    detached: bool
+    unborn: bool
+    head: str | None
+    staged: int
+    modified: int
+    deleted: int
+    renamed: int
+    untracked: int
+    conflicts: int
+    dirty: bool
+    latest_package: LatestPackage | None = None
+    error: str | None = None
+
+
+class Telemetry(_Strict):
+    """``contextfork status --json`` data: the IPSF context metrics of one session + repo."""
+
+    telemetry_version: Literal["1"] = "1"
+    generated_at: str
+    session: SessionInfo | None
+    tokens: Tokens | None
+    steps: StepStats | None
+    compactions: list[CompactionInfo]
+    touched_files: list[str]
+    failed_commands: list[FailedCommand]
+    billing: Billing | None
+    risk: RiskInfo | None
+    policy: PolicyInfo
+    git: GitInfo | None
+    notes: list[str] = Field(default_factory=list)
+
+
+SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
+    "context-policy.schema.json": (Policy, "contextfork .contextfork/policy.json"),
+    "context-telemetry.schema.json": (Telemetry, "contextfork status --json data (telemetry)"),
+}
+
+
+def render_schema(name: str) -> str:
+    """The committed text of one of our schemas (same layout as ``contextfork.schemagen``)."""
+    model, title = SCHEMAS[name]
+    schema: dict[str, Any] = model.model_json_schema(mode="serialization")
+    schema.pop("title", None)
+    out: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://contextfork.dev/schemas/" + name,
+        "title": title,
+        **schema,
+    }
+    return json.dumps(out, indent=2, ensure_ascii=False, sort_keys=True) + "\n"

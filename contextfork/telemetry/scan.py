@@ -1,0 +1,175 @@
+"""A lean, resumable usage scanner for Claude Code JSONL — stdlib only.
+
+Used by the statusline (every assistant message, so no pydantic and no tokenizer) and for the
+billing totals. The state is plain JSON so the statusline can cache it and, next time, read only
+the bytes appended since. Billing follows ccusage 20.0.24 exactly (checked in tests/bench):
+entries are keyed by ``message.id`` + ``requestId`` (no dedupe without a message id); within a
+key the non-sidechain copy wins, then the one with the most tokens, then the first seen.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+STATE_VERSION = 2
+
+
+@dataclass
+class ScanState:
+    offset: int = 0  # bytes consumed: complete lines only
+    lines: int = 0
+    malformed: int = 0
+    # key -> [non_sidechain, total, input, output, cache_creation, cache_read]
+    billing: dict[str, list[int]] = field(default_factory=dict)
+    unkeyed: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])  # n, in, out, cc, cr
+    active_tokens: int | None = None  # last main-chain call's context since the last compaction
+    active_output: int | None = None
+    message_ids: list[str] = field(default_factory=list)  # main-chain model calls (steps)
+    compactions: int = 0
+    model: str | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    first_ts: str | None = None
+    last_ts: str | None = None
+    version: int = STATE_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScanState:
+        if data.get("version") != STATE_VERSION:
+            raise ValueError("stale scan state")
+        return cls(**data)
+
+
+def _int(d: dict[str, Any], key: str) -> int:
+    v = d.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
+def _feed(state: ScanState, seen_ids: set[str], obj: dict[str, Any]) -> None:
+    ts = obj.get("timestamp")
+    if isinstance(ts, str):
+        if state.first_ts is None or ts < state.first_ts:
+            state.first_ts = ts
+        if state.last_ts is None or ts > state.last_ts:
+            state.last_ts = ts
+    if state.session_id is None and isinstance(obj.get("sessionId"), str):
+        state.session_id = obj["sessionId"]
+    if isinstance(obj.get("cwd"), str):
+        state.cwd = obj["cwd"]
+    kind = obj.get("type")
+    sidechain = bool(obj.get("isSidechain"))
+    if kind == "system" and obj.get("subtype") == "compact_boundary" and not sidechain:
+        state.compactions += 1
+        state.active_tokens = None
+        state.active_output = None
+        return
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        return
+    usage = msg.get("usage")
+    if not isinstance(usage, dict):
+        return
+    vals = [
+        _int(usage, "input_tokens"),
+        _int(usage, "output_tokens"),
+        _int(usage, "cache_creation_input_tokens"),
+        _int(usage, "cache_read_input_tokens"),
+    ]
+    total = sum(vals)
+    mid = msg.get("id")
+    if isinstance(mid, str) and mid:
+        rid = obj.get("requestId")
+        key = f"{mid}:{rid if isinstance(rid, str) else ''}"
+        entry = [0 if sidechain else 1, total, *vals]
+        old = state.billing.get(key)
+        if old is None or (entry[0], entry[1]) > (old[0], old[1]):
+            state.billing[key] = entry
+    else:
+        state.unkeyed[0] += 1
+        for i, v in enumerate(vals, start=1):
+            state.unkeyed[i] += v
+    if kind != "assistant" or sidechain:
+        return
+    model = msg.get("model")
+    context = vals[0] + vals[2] + vals[3]
+    if model == "<synthetic>" or context == 0:
+        return
+    if isinstance(model, str):
+        state.model = model
+    state.active_tokens = context
+    state.active_output = vals[1]
+    if isinstance(mid, str) and mid not in seen_ids:
+        seen_ids.add(mid)
+        state.message_ids.append(mid)
+
+
+def scan(path: Path, state: ScanState | None = None) -> ScanState:
+    """Read ``path`` from ``state.offset`` on; a partial last line is left for next time."""
+    state = state or ScanState()
+    seen_ids = set(state.message_ids)
+    with open(path, "rb") as fh:
+        fh.seek(state.offset)
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # still being written
+            state.offset += len(raw)
+            state.lines += 1
+            # Only lines that can carry usage or a compaction need parsing.
+            if b'"usage"' not in raw and b"compact_boundary" not in raw:
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                state.malformed += 1
+                continue
+            if isinstance(obj, dict):
+                _feed(state, seen_ids, obj)
+            else:
+                state.malformed += 1
+    return state
+
+
+def merge_billing(states: list[ScanState]) -> dict[str, int]:
+    """ccusage-style totals over several files of one session (dedupe is global)."""
+    merged: dict[str, list[int]] = {}
+    unkeyed = [0, 0, 0, 0, 0]
+    for st in states:
+        for key, entry in st.billing.items():
+            old = merged.get(key)
+            if old is None or (entry[0], entry[1]) > (old[0], old[1]):
+                merged[key] = entry
+        unkeyed = [a + b for a, b in zip(unkeyed, st.unkeyed, strict=True)]
+    inp = sum(e[2] for e in merged.values()) + unkeyed[1]
+    out = sum(e[3] for e in merged.values()) + unkeyed[2]
+    cc = sum(e[4] for e in merged.values()) + unkeyed[3]
+    cr = sum(e[5] for e in merged.values()) + unkeyed[4]
+    return {
+        "input_tokens": inp,
+        "output_tokens": out,
+        "cache_creation_input_tokens": cc,
+        "cache_read_input_tokens": cr,
+        "total_tokens": inp + out + cc + cr,
+        "entries": len(merged) + unkeyed[0],
+    }
+
+
+def subagent_files(path: Path) -> list[Path]:
+    folder = path.with_suffix("") / "subagents"
+    try:
+        return sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+    except OSError:
+        return []
+
+
+def billing_totals(path: Path) -> dict[str, int]:
+    """Billing totals of a Claude Code session file plus its ``subagents/`` transcripts."""
+    files = [path, *subagent_files(path)]
+    totals = merge_billing([scan(f) for f in files])
+    totals["files"] = len(files)
+    return totals

@@ -1,0 +1,136 @@
+"""``contextfork statusline``: the Claude Code statusLine command — stdlib only, never fails.
+
+Claude Code runs it after every assistant message with a JSON object on stdin
+(``transcript_path``, ``model``, ``workspace``, optionally ``context_window``) and shows the
+first line it prints. So: no Typer/pydantic/tokenizer, a per-transcript cache keyed by
+size/mtime/inode that lets the next call read only the appended tail, and on any error a
+minimal line and exit status 0 — a broken status line must never disturb the session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from contextfork.telemetry import policy
+from contextfork.telemetry.scan import ScanState, scan
+
+FALLBACK = "[ contextfork ]"
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "contextfork" / "statusline"
+
+
+def _cache_file(transcript: Path) -> Path:
+    key = hashlib.sha256(os.path.realpath(transcript).encode("utf-8", "surrogateescape"))
+    return cache_dir() / f"{key.hexdigest()[:24]}.json"
+
+
+def cached_scan(transcript: Path) -> ScanState:
+    """Scan state for ``transcript``, reusing the cache and reading only appended bytes."""
+    st = os.stat(transcript)
+    cfile = _cache_file(transcript)
+    state: ScanState | None = None
+    try:
+        with open(cfile, encoding="utf-8") as fh:
+            cached = json.load(fh)
+        if cached.get("ino") == st.st_ino and cached.get("size", 0) <= st.st_size:
+            state = ScanState.from_json(cached["state"])
+            if cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns:
+                return state
+    except (OSError, ValueError, KeyError, TypeError):
+        state = None
+    state = scan(transcript, state)
+    payload = {"path": str(transcript), "ino": st.st_ino, "size": st.st_size,
+               "mtime_ns": st.st_mtime_ns, "state": state.to_json()}
+    try:
+        from contextfork.atomic import write_bytes
+
+        write_bytes(cfile, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+    except OSError:
+        pass  # a read-only cache dir only costs speed
+    return state
+
+
+def _policy_root(start: Path) -> Path | None:
+    """Nearest ancestor holding ``.contextfork/policy.json`` (no git call on this path)."""
+    cur = start
+    for _ in range(64):
+        if (cur / policy.POLICY_FILE).is_file():
+            return cur
+        if cur.parent == cur:
+            return None
+        cur = cur.parent
+    return None
+
+
+def _model_name(model: Any) -> str | None:
+    if isinstance(model, dict):
+        name = model.get("display_name") or model.get("id")
+        return str(name) if name else None
+    return str(model) if isinstance(model, str) and model else None
+
+
+def _window(ctx: Any) -> int | None:
+    if isinstance(ctx, dict):
+        for key in ("context_window_size", "size", "max_tokens"):
+            v = ctx.get(key)
+            if isinstance(v, int) and v > 0:
+                return v
+    return None
+
+
+def render(payload: dict[str, Any]) -> str:
+    workspace = payload.get("workspace")
+    ws: dict[str, Any] = workspace if isinstance(workspace, dict) else {}
+    here = Path(str(ws.get("project_dir") or ws.get("current_dir") or payload.get("cwd") or "."))
+    raw_path = payload.get("transcript_path")
+    transcript: Path | None = Path(raw_path) if isinstance(raw_path, str) and raw_path else None
+    if transcript is None or not transcript.is_file():
+        from contextfork.transcript.locate import current_transcript
+
+        transcript = current_transcript(here)
+    pol = policy.read_policy_lenient(_policy_root(here))
+    model = _model_name(payload.get("model"))
+    if transcript is None:
+        risk = policy.evaluate(None, 0, pol)
+        line = policy.badge(None, 0, risk)
+    else:
+        state = cached_scan(transcript)
+        steps = len(state.message_ids)
+        risk = policy.evaluate(state.active_tokens, steps, pol)
+        line = policy.badge(state.active_tokens, steps, risk)
+        window = _window(payload.get("context_window"))
+        if window and state.active_tokens is not None:
+            line += f" {100 * state.active_tokens / window:.0f}% of {policy.format_tokens(window)}"
+        if state.compactions:
+            line += f" · {state.compactions} compaction{'s' if state.compactions > 1 else ''}"
+        model = model or state.model
+    if model:
+        line += f" · {model}"
+    return line
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print one status line; exit 0 whatever happens."""
+    try:
+        if argv and argv[0] in ("-h", "--help"):
+            print("usage: contextfork statusline  (reads Claude Code's statusLine JSON on stdin)")
+            return 0
+        data = sys.stdin.read() if not sys.stdin.isatty() else ""
+        payload = json.loads(data) if data.strip() else {}
+        line = render(payload if isinstance(payload, dict) else {})
+    except BaseException:  # noqa: BLE001 - the status line must never fail the harness
+        line = FALLBACK
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001, S110 - closed stdout: nothing left to do
+        pass
+    return 0
