@@ -1,0 +1,109 @@
+"""``contextfork render`` and ``contextfork replay`` (thin: parse, call, emit)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from contextfork.cli.common import JsonOpt, console, emit, guarded
+from contextfork.envelope import Result
+from contextfork.errors import UsageError
+
+TranscriptOpt = Annotated[Path, typer.Option("--transcript", help="A recorded session file.")]
+KOpt = Annotated[int, typer.Option("--k", help="Boundary period k: b_t = max(0, k·⌊(t−k)/k⌋).")]
+
+
+def _replay_table(result: Result) -> None:
+    from rich.table import Table
+
+    data: dict[str, Any] = result.data
+    card = data["price_card"]
+    table = Table(title=f"replay · {Path(data['transcript'] or '').name} · {data['steps']} steps")
+    for col in ("policy", "prompt", "×base", "cached", "fresh", "peak", "rewr/app",
+                "epochs", "cost $", "ms/step", "carriage"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for p in data["policies"]:
+        table.add_row(
+            p["policy"], f"{p['prompt_tokens']:,}",
+            "" if p["ratio_to_base"] is None else f"{p['ratio_to_base']:.3f}",
+            f"{p['cached_share']:.3f}", f"{p['fresh_tokens']:,}",
+            f"{p['peak_prompt']:,}", f"{p['rewrites']}/{p['appends']}",
+            str(p["epochs"]), f"{p['cost_usd']:.4f}", f"{p['render_ms_median']:.3f}",
+            "" if p["carriage"] is None else f"{p['carriage']:.3f}",
+        )
+    c = console()
+    c.print(table)
+    c.print(f"price card {card['name']}: input ${card['input_per_mtok']}/Mtok, cache read "
+            f"${card['cache_read_per_mtok']}/Mtok ({card['note']})")
+    if data.get("plot"):
+        c.print(f"plot written to {data['plot']}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("render")
+    @guarded("render")
+    def render_cmd(
+        transcript: TranscriptOpt,
+        step: Annotated[int | None, typer.Option("--step", help="Step t (default: next).")] = None,
+        k: KOpt = 3,
+        policy: Annotated[str, typer.Option("--policy", help="base|refold|epoch|mask|compact")]
+        = "refold",
+        restore: Annotated[int | None, typer.Option("--restore", help="Answer `restore STEP`.")]
+        = None,
+        peek: Annotated[str | None, typer.Option("--peek", help="Answer `peek FOLD` (F<n>|N).")]
+        = None,
+        offset: Annotated[int, typer.Option("--offset", help="peek: byte offset.")] = 0,
+        nbytes: Annotated[int, typer.Option("--bytes", help="peek: byte count.")] = 4000,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """The prompt the model should get at step t, and what was removed (restorable)."""
+        from contextfork.render.commands import render_command
+        from contextfork.render.restore import Request
+
+        if restore is not None and peek is not None:
+            raise UsageError("use --restore or --peek, not both")
+        req = None
+        if restore is not None:
+            req = Request("restore", str(restore))
+        elif peek is not None:
+            req = Request("peek", peek, offset, nbytes)
+        emit(render_command(transcript, step, k, policy, req), as_json)
+
+    @app.command("replay")
+    @guarded("replay")
+    def replay_cmd(
+        transcript: TranscriptOpt,
+        policy: Annotated[str, typer.Option("--policy", help="Comma-separated policies.")]
+        = "base,refold,epoch,mask,compact",
+        price_card: Annotated[Path | None, typer.Option("--price-card", help="Price card JSON.")]
+        = None,
+        k: KOpt = 3,
+        budget: Annotated[int | None, typer.Option("--budget", help="epoch token budget.")]
+        = None,
+        plot: Annotated[Path | None, typer.Option("--plot", help="out.svg | out.html")] = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Render every step under each policy and print the bill (tokens, cache, cost)."""
+        from rich.progress import Progress as RichProgress
+
+        from contextfork.render.commands import replay_command
+
+        if plot is not None:
+            from contextfork.render.plot import check_plot_path
+
+            check_plot_path(plot)
+        with RichProgress(transient=True, disable=as_json, console=console()) as bar:
+            task = bar.add_task("replaying", total=None)
+            done = [0]
+
+            def start(total: int) -> None:
+                bar.update(task, total=total)
+
+            def tick(name: str, _n: int, _of: int) -> None:
+                done[0] += 1
+                bar.update(task, completed=done[0], description=f"replay {name}")
+
+            result = replay_command(transcript, policy, price_card, k, budget, tick, plot, start)
+        emit(result, as_json, _replay_table)

@@ -1,0 +1,88 @@
+"""Domain functions behind ``contextfork render`` and ``contextfork replay`` (no Typer here)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from contextfork.envelope import Result
+from contextfork.errors import NotFoundError
+from contextfork.render.api import render
+from contextfork.render.policies import parse_policies, policy
+from contextfork.render.replay import Progress, load_price_card, replay
+from contextfork.render.restore import Request, answer
+from contextfork.render.store import SessionSource
+from contextfork.tokens import estimate_tokens
+from contextfork.transcript.model import Session
+
+
+def _load(transcript: Path) -> Session:
+    from contextfork.transcript import load_session
+
+    if not transcript.is_file():
+        raise NotFoundError(f"transcript {transcript} not found")
+    return load_session(transcript)
+
+
+def render_command(
+    transcript: Path,
+    step: int | None,
+    k: int,
+    policy_name: str = "refold",
+    request: Request | None = None,
+) -> Result:
+    session = _load(transcript)
+    last = max((s.index for s in session.steps), default=0)
+    t = step if step is not None else last + 1
+    view = render(session, t, policy(policy_name, k=k))
+    data: dict[str, object] = {
+        "transcript": str(transcript),
+        "format": session.format,
+        "step": t,
+        "policy": policy_name,
+        "k": k,
+        "boundary": view.boundary,
+        "estimated_tokens": sum(estimate_tokens(m.content) for m in view.messages),
+        "messages": [m.to_json() for m in view.messages],
+        "removals": [r.to_json() for r in view.removals],
+        "folds": {fid: list(steps) for fid, steps in view.folds.items()},
+    }
+    lines = [
+        f"── [{m.role}:{m.kind}] step {m.step}" + ("" if m.block < 0 else f" block {m.block}")
+        + f"\n{m.content}"
+        for m in view.messages
+    ]
+    text = "\n".join(lines) + (
+        f"\n── step {t} · policy {policy_name} · k={k} · boundary b_t={view.boundary} · "
+        f"{len(view.messages)} messages · ~{data['estimated_tokens']} tokens · "
+        f"{len(view.removals)} removals\n"
+    )
+    if request is not None:
+        out = answer(request, SessionSource(session), view.step_sha256, view.folds)
+        data["answer"] = out
+        text = out + "\n"
+    return Result("render", data=data, text=text)
+
+
+def replay_command(
+    transcript: Path,
+    policies: str,
+    price_card: Path | None,
+    k: int = 3,
+    budget: int | None = None,
+    progress: Progress | None = None,
+    plot: Path | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> Result:
+    pols = parse_policies(policies, k=k, budget_tokens=budget)
+    price = load_price_card(price_card)
+    session = _load(transcript)
+    if on_start is not None:
+        on_start(len(session.steps) * len(pols))
+    report = replay(session, pols, price, progress)
+    data = report.model_dump(mode="json")
+    if plot is not None:
+        from contextfork.render.plot import write_plot
+
+        data["plot"] = write_plot(report, plot)
+    return Result("replay", data=data)
