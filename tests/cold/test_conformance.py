@@ -11,9 +11,9 @@ import pytest
 from contextfork.cold import api
 from contextfork.cold.layout import layout_at
 from contextfork.cold.scenario import REFERENCE_QUESTION
+from contextfork.cold.store import StepConflict
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
 from contextfork.hashing import sha256_bytes
-from contextfork.cold.store import StepConflict
 
 
 def _node_file(store: Path, step: int) -> Path:

@@ -1,0 +1,36 @@
+"""Folding a real transcript (needs ../shared; skipped in a user's clone)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contextfork.cold import api
+from tests.helpers import Repo, run_cli
+
+
+def test_fold_session_stores_every_step_losslessly(transcripts_dir: Path, tmp_path: Path) -> None:
+    from contextfork.transcript import load_session
+
+    path = transcripts_dir / "claude-code" / "tool_heavy.jsonl"
+    store = tmp_path / "cold" / "cc"
+    res = api.fold_session(path, store_dir=store)
+    sess = load_session(path)
+    assert res.data["steps"] == len(sess.steps) == res.data["written"]
+    for step in sess.steps[:10]:
+        node = api.show(step.index, store_dir=store).data["node"]
+        assert node["content"].encode("utf-8") == step.raw_bytes() or node["redactions"]
+        assert node["summary"].startswith(f"Step {step.index}:")
+    assert api.validate(store_dir=store).exit_code == 0
+    again = api.fold_session(path, store_dir=store)
+    assert again.data["written"] == 0 and again.data["unchanged"] == len(sess.steps)
+
+
+def test_fold_session_cli_then_scan_finds_a_file_the_session_touched(transcripts_dir: Path, repo: Repo) -> None:
+    path = transcripts_dir / "claude-code" / "short.jsonl"
+    r = run_cli("fold", "session", "--transcript", str(path), "--json", cwd=repo.path)
+    assert r.returncode == 0, r.stderr
+    assert r.json()["data"]["steps"] >= 1
+    r = run_cli("fold", "status", "--json", cwd=repo.path)
+    assert r.json()["data"]["nodes"] >= 1
+    r = run_cli("fold", "session", "--transcript", str(repo.path / "nope.jsonl"), cwd=repo.path)
+    assert r.returncode == 4
