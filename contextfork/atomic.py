@@ -61,23 +61,45 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def write_into(directory: Path, rel: str, data: bytes, *, mode: int | None = None) -> None:
-    """Write a file inside a private staging directory (fsync, no rename needed there).
-
-    Used while building a directory that is published as a whole by ``publish_dir``.
-    """
+    """Write a file inside a private staging directory; ``publish_dir`` fsyncs it before the
+    whole directory becomes visible with one rename."""
     target = directory / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target, "xb") as fh:
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
     if mode is not None:
         os.chmod(target, mode)
 
 
+def _fsync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_tree(root: Path) -> None:
-    for dirpath, _dirnames, _files in os.walk(root):
-        fsync_dir(Path(dirpath))
+    """fsync every file and directory of a staged tree before it is published.
+
+    fsync releases the GIL, so a small thread pool overlaps the device flushes: one package
+    holds a hundred small files and serial fsyncs were a third of export time.
+    """
+    files: list[str] = []
+    dirs: list[str] = []
+    for dirpath, _dirnames, filenames in os.walk(root):
+        dirs.append(dirpath)
+        files.extend(os.path.join(dirpath, f) for f in filenames)
+    if len(files) > 4:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(_fsync_path, files))
+    else:
+        for f in files:
+            _fsync_path(f)
+    for d in dirs:
+        fsync_dir(Path(d))
 
 
 @contextlib.contextmanager

@@ -19,7 +19,13 @@ def main(argv: list[str] | None = None) -> int:
         from contextfork.harness.hookrunner import main as hook_main
 
         return hook_main(args[1:])
-    from contextfork.cli import app
+    if args and args[0] == "export":
+        from contextfork.cli.fast import export_main
+
+        fast = export_main(args[1:])
+        if fast is not None:
+            return fast
+    from contextfork.cli.app import app
 
     try:
         app(args=args, prog_name="contextfork", standalone_mode=True)

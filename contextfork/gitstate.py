@@ -123,6 +123,29 @@ def repo_root(path: Path | str | None = None) -> Path:
     return Path(top)
 
 
+@dataclass(frozen=True)
+class Location:
+    root: Path
+    git_dir: Path
+    common_dir: Path
+
+
+def locate(path: Path | str | None = None) -> Location:
+    """Work-tree root, git dir and common dir in one git call (export's hot path)."""
+    where = Path(path) if path is not None else Path.cwd()
+    if not where.exists():
+        raise NotFoundError(f"no such directory: {where}")
+    if where.is_file():
+        where = where.parent
+    proc = run(where, ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"], check=False)
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode != 0 or len(lines) != 3:
+        raise NotFoundError(f"not a git repository: {where}", hint="run inside a repository or pass --repo PATH")
+    root = Path(lines[0])
+    common = Path(lines[2])
+    return Location(root, Path(lines[1]), common if common.is_absolute() else (where / common).resolve())
+
+
 def git_dir(root: Path) -> Path:
     return Path(out(root, "rev-parse", "--absolute-git-dir"))
 
@@ -319,13 +342,17 @@ def start_worktree_tree(root: Path, gdir: Path) -> tuple[subprocess.Popen[bytes]
     return proc, idx
 
 
+def remove_index(idx: str) -> None:
+    for p in (idx, idx + ".lock"):
+        if os.path.exists(p):
+            os.unlink(p)
+
+
 def finish_worktree_tree(proc: subprocess.Popen[bytes], idx: str) -> str:
     try:
         data = finish(proc, "add -A / write-tree")
     finally:
-        for p in (idx, idx + ".lock"):
-            if os.path.exists(p):
-                os.unlink(p)
+        remove_index(idx)
     return data.decode().strip().splitlines()[-1]
 
 
@@ -390,11 +417,11 @@ def submodule_paths(root: Path) -> list[str]:
     return subs
 
 
-def ensure_excluded(root: Path, pattern: str = "/.contextfork/") -> bool:
+def ensure_excluded(root: Path, pattern: str = "/.contextfork/", *, common: Path | None = None) -> bool:
     """Add ``pattern`` to .git/info/exclude once; True when it was added now."""
     from contextfork import atomic
 
-    exclude = common_dir(root) / "info" / "exclude"
+    exclude = (common or common_dir(root)) / "info" / "exclude"
     current = (
         exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.exists() else ""
     )
@@ -439,3 +466,219 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
         elif len(words) >= 4 and words[0] == "mode" and "120000" in line:
             links.append(line.rsplit(" ", 1)[-1])
     return paths, links, None
+
+
+# --- resume, sharing, hooks (lifecycle) --------------------------------------------------------
+
+
+def _drop_index(idx: str) -> None:
+    for p in (idx, idx + ".lock"):
+        if os.path.exists(p):
+            os.unlink(p)
+
+
+def _new_index_path(root: Path) -> str:
+    fd, idx = tempfile.mkstemp(prefix="contextfork-lc-", dir=git_dir(root))
+    os.close(fd)
+    os.unlink(idx)
+    return idx
+
+
+def left_right_count(root: Path, a: str, b: str) -> tuple[int, int]:
+    """(commits only in ``a``, commits only in ``b``) — behind/ahead of ``b`` relative to ``a``."""
+    left, right = out(root, "rev-list", "--left-right", "--count", f"{a}...{b}").split()
+    return int(left), int(right)
+
+
+def count_commits(root: Path, rev: str) -> int:
+    return int(out(root, "rev-list", "--count", rev))
+
+
+def merge_base(root: Path, a: str, b: str) -> str | None:
+    proc = run(root, ["merge-base", a, b], check=False)
+    return (proc.stdout.decode().strip() or None) if proc.returncode == 0 else None
+
+
+def build_tree(
+    root: Path,
+    base: str | None,
+    patch: bytes,
+    blobs: list[tuple[str, str, Path | bytes]],
+) -> str:
+    """Tree SHA of ``base`` + ``patch`` + extra blobs (mode, path, file-or-bytes), in a temp index.
+
+    This is the exported working state rebuilt from a package without touching any work tree,
+    so it can be compared with the live tree (drift) or with the recorded tree SHA.
+    """
+    idx = _new_index_path(root)
+    env = {"GIT_INDEX_FILE": idx}
+    try:
+        run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
+        if patch.strip():
+            run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env)
+        files = [(m, p, src) for m, p, src in blobs if isinstance(src, Path)]
+        datas = [(m, p, src) for m, p, src in blobs if isinstance(src, bytes)]
+        shas: list[str] = []
+        if files:
+            listing = "\n".join(str(src) for _m, _p, src in files).encode() + b"\n"
+            proc = run(root, ["hash-object", "-w", "--no-filters", "--stdin-paths"], input=listing)
+            shas += proc.stdout.decode().split()
+        for _m, _p, data in datas:
+            assert isinstance(data, bytes)
+            proc = run(root, ["hash-object", "-w", "--no-filters", "--stdin"], input=data)
+            shas.append(proc.stdout.decode().strip())
+        info = b"".join(
+            f"{mode} {sha}\t".encode() + path.encode("utf-8", "surrogateescape") + b"\0"
+            for (mode, path, _s), sha in zip([*files, *datas], shas, strict=True)
+        )
+        if info:
+            run(root, ["update-index", "--add", "-z", "--index-info"], input=info, env=env)
+        return out(root, "write-tree", env=env)
+    finally:
+        _drop_index(idx)
+
+
+def diff_trees(root: Path, a: str, b: str) -> list[tuple[str, str]]:
+    """(status letter, path) for every path that differs between trees ``a`` and ``b``."""
+    data = run(root, ["diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b]).stdout
+    recs = [r for r in data.split(b"\0") if r]
+    return [
+        (recs[i].decode()[:1], recs[i + 1].decode("utf-8", "surrogateescape"))
+        for i in range(0, len(recs) - 1, 2)
+    ]
+
+
+def apply_to_worktree(root: Path, patch: bytes, *, check_only: bool = False) -> str | None:
+    """Apply a binary patch to the work tree and the index; git's own error line, or None."""
+    if not patch.strip():
+        return None
+    args = ["apply", "--index", "--binary", *(["--check"] if check_only else []), "-"]
+    proc = run(root, args, input=patch, check=False)
+    return None if proc.returncode == 0 else _decode_err(proc.stderr)
+
+
+def is_dirty(root: Path) -> list[str]:
+    """Paths that make the work tree dirty (tracked changes or untracked, non-ignored files)."""
+    st = status(root)
+    return sorted({e.path for e in st.entries} | set(st.untracked))
+
+
+def hooks_path(root: Path) -> Path:
+    """The directory git runs hooks from (``core.hooksPath`` respected)."""
+    p = Path(out(root, "rev-parse", "--git-path", "hooks"))
+    return p if p.is_absolute() else (root / p).resolve()
+
+
+# --- packages as commits (sharing) ---------------------------------------------------------------
+
+
+def commit_files(
+    root: Path, files: list[tuple[str, Path]], message: str, parent: str | None
+) -> str:
+    """A commit whose tree holds ``files`` (path in tree, source file); returns its SHA."""
+    tree = build_tree(root, None, b"", [("100644", rel, src) for rel, src in files])
+    args = ["commit-tree", tree, "-m", message]
+    if parent:
+        args += ["-p", parent]
+    return out(root, *args, env=_ident_env())
+
+
+def _ident_env() -> dict[str, str]:
+    """commit-tree needs an identity even where the user configured none."""
+    env: dict[str, str] = {}
+    for who in ("AUTHOR", "COMMITTER"):
+        env.setdefault(f"GIT_{who}_NAME", os.environ.get(f"GIT_{who}_NAME", "contextfork"))
+        env.setdefault(
+            f"GIT_{who}_EMAIL", os.environ.get(f"GIT_{who}_EMAIL", "contextfork@localhost")
+        )
+    return env
+
+
+def update_ref(root: Path, ref: str, sha: str) -> None:
+    run(root, ["update-ref", ref, sha])
+
+
+def refs_under(root: Path, prefix: str) -> dict[str, str]:
+    data = out(root, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+    pairs = (line.split(" ", 1) for line in data.splitlines() if line)
+    return {name: sha for name, sha in pairs}
+
+
+def push_refs(root: Path, remote: str, refspecs: list[str]) -> None:
+    run(root, ["push", "--quiet", remote, *refspecs])
+
+
+def fetch_refs(root: Path, remote: str, refspec: str) -> None:
+    run(root, ["fetch", "--quiet", "--no-tags", remote, refspec])
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    kind: str
+    sha: str
+    path: str
+
+
+def ls_tree_all(root: Path, rev: str) -> list[TreeEntry]:
+    data = run(root, ["ls-tree", "-r", "-z", "--full-tree", rev]).stdout
+    entries = []
+    for rec in data.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, name = rec.partition(b"\t")
+        mode, kind, sha = meta.decode().split(" ")
+        entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def read_blobs(root: Path, shas: list[str]) -> dict[str, bytes]:
+    """Contents of many blobs in one ``cat-file --batch`` process."""
+    if not shas:
+        return {}
+    data = run(root, ["cat-file", "--batch"], input=("\n".join(shas) + "\n").encode()).stdout
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for sha in shas:
+        nl = data.index(b"\n", pos)
+        header = data[pos:nl].split(b" ")
+        if len(header) != 3:
+            raise GitError(f"git cat-file: object {sha} is missing")
+        size = int(header[2])
+        blobs[sha] = data[nl + 1 : nl + 1 + size]
+        pos = nl + 1 + size + 1
+    return blobs
+
+
+# --- notes and log -------------------------------------------------------------------------------
+
+NOTES_REF = "refs/notes/contextfork"
+
+
+def add_note(root: Path, commit: str, text: str, ref: str = NOTES_REF) -> None:
+    run(root, ["notes", f"--ref={ref}", "add", "-f", "-F", "-", commit], input=text.encode(),
+        env=_ident_env())  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    sha: str
+    date: str
+    subject: str
+    note: str
+
+
+def log_with_notes(root: Path, limit: int, ref: str = NOTES_REF) -> list[LogEntry]:
+    """Recent commits with their note under ``ref`` (empty string when none)."""
+    if head(root).unborn:
+        return []
+    fmt = "%H%x00%cI%x00%s%x00%N%x1e"
+    data = out(root, "log", f"-n{limit}", f"--notes={ref}", f"--format={fmt}")
+    entries = []
+    for rec in data.split("\x1e"):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        sha, date, subject, note = (rec.split("\x00") + ["", "", ""])[:4]
+        entries.append(LogEntry(sha, date, subject, note.strip()))
+    return entries

@@ -18,8 +18,8 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     "git-status.schema.json": ("contextfork.package.models", "GitStatusFile", "IPSF-1.2 git_status.json"),
     "untracked-manifest.schema.json": ("contextfork.package.models", "UntrackedManifest", "IPSF-1.2 untracked_manifest.json"),
     "session-metadata.schema.json": ("contextfork.package.models", "SessionMetadata", "IPSF-1.2 session_metadata.json"),
-    "session-handoff.schema.json": ("contextfork.package.handoff", "Handoff", "IPSF-1.2 6-part handoff.json"),
-    "handoff-input.schema.json": ("contextfork.package.handoff", "HandoffInput", "Agent-supplied handoff parts (--handoff FILE)"),
+    "session-handoff.schema.json": ("contextfork.package.models", "Handoff", "IPSF-1.2 6-part handoff.json"),
+    "handoff-input.schema.json": ("contextfork.package.models", "HandoffInput", "Agent-supplied handoff parts (--handoff FILE)"),
 }  # fmt: skip
 
 BASE_ID = "https://contextfork.dev/schemas/"

@@ -14,8 +14,9 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
-from contextfork.envelope import Result, dumps, envelope, error_envelope
+from contextfork.envelope import Result
 from contextfork.errors import ContextforkError, ExitCode
+from contextfork.output import render, render_error
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -33,13 +34,7 @@ def _wants_json() -> bool:
 
 def fail(command: str, err: ContextforkError) -> None:
     """Print one line (or a JSON envelope) and exit with the error's code."""
-    if _wants_json():
-        print(
-            dumps(error_envelope(command, type(err).__name__, err.one_line(), int(err.exit_code)))
-        )
-    else:
-        print(f"contextfork {command}: error: {err.one_line()}", file=sys.stderr)
-    raise typer.Exit(int(err.exit_code))
+    raise typer.Exit(render_error(command, err, _wants_json()))
 
 
 def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
@@ -67,18 +62,9 @@ def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
 
 def emit(result: Result, as_json: bool, human: Callable[[Result], None] | None = None) -> None:
     """Render a result and exit with its code."""
-    if as_json:
-        print(dumps(envelope(result)))
-    else:
-        if human is not None:
-            human(result)
-        elif result.text is not None:
-            print(result.text, end="" if result.text.endswith("\n") else "\n")
-        for p in result.problems:
-            stream = sys.stderr if p.severity == "error" else sys.stdout
-            print(p.line(), file=stream)
-    if result.exit_code:
-        raise typer.Exit(result.exit_code)
+    code = render(result, as_json, human)
+    if code:
+        raise typer.Exit(code)
 
 
 def console() -> Any:

@@ -34,21 +34,13 @@ def register(app: typer.Typer) -> None:
         json: JsonOpt = False,
     ) -> None:
         """Write a new verifiable handoff package under .contextfork/packages/."""
-        from contextfork.package import api, seeding
-        from contextfork.package.export import ExportOptions
-        from contextfork.package.handoff import load_input
+        from contextfork.package import api
 
-        root = _root(repo)
-        opts = ExportOptions(
-            goal=goal,
-            session_id=session,
-            handoff_input=load_input(handoff) if handoff else None,
-            trigger=seeding.check_trigger(trigger),
-            file_cap=file_cap,
-            transcript=transcript,
-            seed=seeding.seed_from_transcript(transcript) if transcript else None,
-        )
-        emit(api.export_package(root, opts), json)
+        result = api.export_from_options(
+            repo, goal=goal, session=session, handoff=handoff, transcript=transcript,
+            trigger=trigger, file_cap=file_cap,
+        )  # fmt: skip
+        emit(result, json)
 
     @app.command()
     @guarded("validate")

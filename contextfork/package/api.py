@@ -9,36 +9,37 @@ from contextfork import gitstate
 from contextfork.envelope import Result
 from contextfork.package import export as export_mod
 from contextfork.package import store
-from contextfork.package.validate import validate_package
 
 
-def export_package(root: Path, opts: export_mod.ExportOptions) -> Result:
-    out = export_mod.export(root, opts)
+def export_package(
+    root: Path, opts: export_mod.ExportOptions, loc: gitstate.Location | None = None
+) -> Result:
+    out = export_mod.export(root, opts, loc)
     data: dict[str, Any] = {
         "package_id": out.package_id,
         "path": str(out.path),
-        "package_sha256": out.manifest.package_sha256,
-        "files": len(out.manifest.files),
-        "bytes": sum(e.size for e in out.manifest.files),
-        "head": out.git_status.head,
-        "branch": out.git_status.branch,
-        "detached": out.git_status.detached,
-        "unborn": out.git_status.unborn,
-        "staged": len(out.git_status.staged),
-        "modified": len(out.git_status.modified),
-        "deleted": len(out.git_status.deleted),
-        "renamed": len(out.git_status.renamed),
-        "untracked": len(out.untracked.files),
-        "untracked_captured": sum(1 for f in out.untracked.files if f.captured),
+        "package_sha256": out.manifest["package_sha256"],
+        "files": len(out.manifest["files"]),
+        "bytes": sum(e["size"] for e in out.manifest["files"]),
+        "head": out.git_status["head"],
+        "branch": out.git_status["branch"],
+        "detached": out.git_status["detached"],
+        "unborn": out.git_status["unborn"],
+        "staged": len(out.git_status["staged"]),
+        "modified": len(out.git_status["modified"]),
+        "deleted": len(out.git_status["deleted"]),
+        "renamed": len(out.git_status["renamed"]),
+        "untracked": len(out.untracked["files"]),
+        "untracked_captured": sum(1 for f in out.untracked["files"] if f["captured"]),
     }
     text = (
         f"Exported package {out.package_id}\n"
         f"  path:    {out.path}\n"
-        f"  HEAD:    {out.git_status.head or '(unborn)'} "
-        f"({'detached' if out.git_status.detached else out.git_status.branch})\n"
+        f"  HEAD:    {data['head'] or '(unborn)'} "
+        f"({'detached' if data['detached'] else data['branch']})\n"
         f"  changes: {data['staged']} staged, {data['modified']} modified, {data['deleted']} deleted, "
         f"{data['renamed']} renamed, {data['untracked_captured']}/{data['untracked']} untracked captured\n"
-        f"  files:   {data['files']} ({data['bytes']} bytes), package sha256 {out.manifest.package_sha256[:16]}…"
+        f"  files:   {data['files']} ({data['bytes']} bytes), package sha256 {data['package_sha256'][:16]}…"
     )
     return Result("export", data=data, problems=out.problems, text=text)
 
@@ -53,6 +54,8 @@ def _repo_for(pkg_dir: Path, explicit_root: Path | None) -> Path | None:
 
 
 def validate(root: Path | None, spec: str | None, *, strict: bool = False) -> Result:
+    from contextfork.package.validate import validate_package
+
     ref = store.resolve(root, spec)
     repo = _repo_for(ref.path, root)
     v = validate_package(ref.path, repo, strict=strict)
@@ -70,3 +73,30 @@ def validate(root: Path | None, spec: str | None, *, strict: bool = False) -> Re
     verdict = "valid" if errors == 0 else "INVALID"
     text = f"Package {ref.package_id}: {verdict} ({errors} error(s), {warnings} warning(s))"
     return Result("validate", data=data, problems=v.problems, exit_code=int(v.exit_code), text=text)
+
+
+def export_from_options(
+    repo: Path | None,
+    *,
+    goal: str | None = None,
+    session: str | None = None,
+    handoff: Path | None = None,
+    transcript: Path | None = None,
+    trigger: str = "cli",
+    file_cap: int = export_mod.DEFAULT_FILE_CAP,
+) -> Result:
+    """The export command's whole job, shared by the Typer command and the fast path."""
+    from contextfork.package import handoff as handoff_mod
+    from contextfork.package import seeding
+
+    loc = gitstate.locate(repo)
+    opts = export_mod.ExportOptions(
+        goal=goal,
+        session_id=session,
+        handoff_input=handoff_mod.load_input(handoff) if handoff else None,
+        trigger=seeding.check_trigger(trigger),
+        file_cap=file_cap,
+        transcript=transcript,
+        seed=seeding.seed_from_transcript(transcript) if transcript else None,
+    )
+    return export_package(loc.root, opts, loc)

@@ -1,120 +1,74 @@
-"""The 6-part handoff (IPSF-1.2): model, machine seeding, merging, rendering, placeholders.
+"""The 6-part handoff (IPSF-1.2): machine seeding, merging, rendering, placeholders.
 
 Parts the machine cannot know stay explicit ``[[unfilled: ...]]`` placeholders so ``validate``
 can report them; machine-seeded content is marked so an agent confirms or corrects it.
+
+This module works on plain dicts and imports neither pydantic nor jinja2 at import time: it
+runs inside git's pre-commit hook. The format is defined by the pydantic models in
+``package.models`` (``Handoff``, ``HandoffInput``); tests check this module's output against
+them and against ``schemas/session-handoff.schema.json``.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from contextfork.errors import UsageError
 
 HANDOFF_VERSION = "1.2"
 PLACEHOLDER_RE = re.compile(r"\[\[unfilled:[^\]]*\]\]")
+PARTS = ("active_goal", "settled_decisions", "failed_approaches", "open_risks", "next_action")
 
 
 def placeholder(what: str) -> str:
     return f"[[unfilled: {what}]]"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def default_goal() -> dict[str, Any]:
+    return {
+        "goal": placeholder("the active goal, in one sentence"),
+        "scope": [],
+        "acceptance_criteria": [placeholder("how we know it is done")],
+        "candidates": [],
+        "machine_seeded": False,
+    }
 
 
-EvidenceKind = Literal["file", "commit", "step", "test", "command", "url", "note"]
+def _decision(text: str) -> dict[str, Any]:
+    return {
+        "decision": text,
+        "rationale": None,
+        "tradeoffs": None,
+        "rejected_alternatives": [],
+        "evidence": [],
+    }
 
 
-class Evidence(_Strict):
-    kind: EvidenceKind
-    ref: str
-    note: str | None = None
+def failed_approach(
+    approach: str,
+    barred_action: str,
+    *,
+    error_excerpt: str | None = None,
+    step: int | None = None,
+    evidence: list[dict[str, Any]] | None = None,
+    machine_seeded: bool = False,
+) -> dict[str, Any]:
+    return {
+        "approach": approach,
+        "barred_action": barred_action,
+        "error_excerpt": error_excerpt,
+        "step": step,
+        "evidence": evidence or [],
+        "machine_seeded": machine_seeded,
+    }
 
 
-class ActiveGoal(_Strict):
-    goal: str = placeholder("the active goal, in one sentence")
-    scope: list[str] = Field(default_factory=list)
-    acceptance_criteria: list[str] = Field(
-        default_factory=lambda: [placeholder("how we know it is done")]
-    )
-    candidates: list[str] = Field(
-        default_factory=list, description="machine-seeded goal candidates (first/latest request)"
-    )
-    machine_seeded: bool = False
-
-
-class Decision(_Strict):
-    decision: str
-    rationale: str | None = None
-    tradeoffs: str | None = None
-    rejected_alternatives: list[str] = Field(default_factory=list)
-    evidence: list[Evidence] = Field(default_factory=list)
-
-
-class WorkingTreeState(_Strict):
-    """Part 3, always machine-filled from git at export time."""
-
-    branch: str | None
-    detached: bool
-    head: str | None
-    worktree_tree_sha: str
-    staged: int
-    modified: int
-    deleted: int
-    renamed: int
-    untracked: int
-    untracked_not_captured: int
-    summary: str
-
-
-class FailedApproach(_Strict):
-    approach: str
-    barred_action: str
-    error_excerpt: str | None = None
-    step: int | None = None
-    evidence: list[Evidence] = Field(default_factory=list)
-    machine_seeded: bool = False
-
-
-class Risk(_Strict):
-    risk: str
-    mitigation: str | None = None
-
-
-class NextAction(_Strict):
-    action: str = placeholder("the single next action for the new session")
-    command: str | None = None
-
-
-class Handoff(_Strict):
-    handoff_version: str = HANDOFF_VERSION
-    active_goal: ActiveGoal = Field(default_factory=ActiveGoal)
-    settled_decisions: list[Decision] = Field(
-        default_factory=lambda: [Decision(decision=placeholder("decisions settled so far"))]
-    )
-    working_tree_state: WorkingTreeState
-    failed_approaches: list[FailedApproach] = Field(default_factory=list)
-    open_risks: list[Risk] = Field(default_factory=lambda: [Risk(risk=placeholder("open risks"))])
-    next_action: NextAction = Field(default_factory=NextAction)
-    touched_files: list[str] = Field(default_factory=list)
-
-
-class HandoffInput(_Strict):
-    """What an agent (or --handoff FILE / the MCP tool) supplies; every part optional."""
-
-    active_goal: ActiveGoal | None = None
-    settled_decisions: list[Decision] | None = None
-    failed_approaches: list[FailedApproach] | None = None
-    open_risks: list[Risk] | None = None
-    next_action: NextAction | None = None
-
-
-def load_input(path: Path) -> HandoffInput:
+def load_input(path: Path) -> dict[str, Any]:
+    """Read --handoff FILE and check it against ``HandoffInput`` (pydantic, imported lazily)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -124,52 +78,66 @@ def load_input(path: Path) -> HandoffInput:
     return parse_input(raw, str(path))
 
 
-def parse_input(raw: Any, origin: str) -> HandoffInput:
+def parse_input(raw: Any, origin: str) -> dict[str, Any]:
+    """Validate agent-supplied parts; returns them normalized (defaults filled), unset parts left out."""
+    from pydantic import ValidationError
+
+    from contextfork.package.models import HandoffInput
+
     try:
-        return HandoffInput.model_validate(raw)
+        model = HandoffInput.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise UsageError(f"handoff {origin}: field {where}: {first['msg']}") from exc
+    return model.model_dump(mode="json", exclude_none=False, exclude_unset=True)
 
 
 def build(
-    tree: WorkingTreeState,
-    given: HandoffInput | None = None,
+    tree: dict[str, Any],
+    given: dict[str, Any] | None = None,
     *,
     goal: str | None = None,
-    seeded_failures: list[FailedApproach] | None = None,
+    seeded_failures: list[dict[str, Any]] | None = None,
     goal_candidates: list[str] | None = None,
     touched_files: list[str] | None = None,
-) -> Handoff:
+) -> dict[str, Any]:
     """Merge agent-supplied parts over machine seeds; unknown parts stay placeholders."""
-    h = Handoff(working_tree_state=tree, touched_files=sorted(touched_files or []))
+    h: dict[str, Any] = {
+        "handoff_version": HANDOFF_VERSION,
+        "active_goal": default_goal(),
+        "settled_decisions": [_decision(placeholder("decisions settled so far"))],
+        "working_tree_state": tree,
+        "failed_approaches": [dict(f, machine_seeded=True) for f in seeded_failures or []],
+        "open_risks": [{"risk": placeholder("open risks"), "mitigation": None}],
+        "next_action": {
+            "action": placeholder("the single next action for the new session"),
+            "command": None,
+        },
+        "touched_files": sorted(touched_files or []),
+    }
     if goal_candidates:
-        h.active_goal = ActiveGoal(
-            goal=h.active_goal.goal, candidates=goal_candidates, machine_seeded=True
-        )
-    if seeded_failures:
-        h.failed_approaches = list(seeded_failures)
-    if given is not None:
-        if given.active_goal is not None:
-            h.active_goal = given.active_goal
-        if given.settled_decisions is not None:
-            h.settled_decisions = given.settled_decisions
-        if given.failed_approaches is not None:
-            h.failed_approaches = given.failed_approaches + [
-                f for f in h.failed_approaches if f.machine_seeded
-            ]
-        if given.open_risks is not None:
-            h.open_risks = given.open_risks
-        if given.next_action is not None:
-            h.next_action = given.next_action
+        h["active_goal"]["candidates"] = list(goal_candidates)
+        h["active_goal"]["machine_seeded"] = True
+    given = copy.deepcopy(given or {})
+    if given.get("active_goal") is not None:
+        h["active_goal"] = {**default_goal(), **given["active_goal"]}
+    if given.get("settled_decisions") is not None:
+        h["settled_decisions"] = [{**_decision(""), **d} for d in given["settled_decisions"]]
+    if given.get("failed_approaches") is not None:
+        agent = [{**failed_approach("", ""), **f} for f in given["failed_approaches"]]
+        h["failed_approaches"] = agent + [f for f in h["failed_approaches"] if f["machine_seeded"]]
+    if given.get("open_risks") is not None:
+        h["open_risks"] = [{"mitigation": None, **r} for r in given["open_risks"]]
+    if given.get("next_action") is not None:
+        h["next_action"] = {"command": None, **given["next_action"]}
     if goal:
-        h.active_goal.goal = goal
+        h["active_goal"]["goal"] = goal
     return h
 
 
 def unfilled(obj: Any, path: str = "") -> list[str]:
-    """JSON-pointer-ish paths of every placeholder left in a handoff document."""
+    """JSON-pointer paths of every placeholder left in a handoff document."""
     found: list[str] = []
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -182,7 +150,7 @@ def unfilled(obj: Any, path: str = "") -> list[str]:
     return found
 
 
-def render_markdown(h: Handoff, package_id: str) -> str:
+def render_markdown(h: dict[str, Any], package_id: str) -> str:
     from contextfork.resources import render_template
 
-    return render_template("handoff_summary.md.j2", h=h.model_dump(), package_id=package_id)
+    return render_template("handoff_summary.md.j2", h=h, package_id=package_id)

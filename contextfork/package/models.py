@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextfork.package.handoff import HANDOFF_VERSION, placeholder
+
 MANIFEST_VERSION = "1.2"
 
 Trigger = Literal["cli", "pre-commit", "pre-compact", "mcp", "fork", "demo"]
@@ -137,3 +139,92 @@ class Manifest(_Strict):
     package_sha256: str = Field(
         pattern=SHA256, description="sha256 of the canonical JSON of `files`"
     )
+
+
+# --- handoff.json (the 6 parts) ----------------------------------------------------------
+
+EvidenceKind = Literal["file", "commit", "step", "test", "command", "url", "note"]
+
+
+class Evidence(_Strict):
+    kind: EvidenceKind
+    ref: str
+    note: str | None = None
+
+
+class ActiveGoal(_Strict):
+    goal: str = placeholder("the active goal, in one sentence")
+    scope: list[str] = Field(default_factory=list)
+    acceptance_criteria: list[str] = Field(
+        default_factory=lambda: [placeholder("how we know it is done")]
+    )
+    candidates: list[str] = Field(
+        default_factory=list, description="machine-seeded goal candidates (first/latest request)"
+    )
+    machine_seeded: bool = False
+
+
+class Decision(_Strict):
+    decision: str
+    rationale: str | None = None
+    tradeoffs: str | None = None
+    rejected_alternatives: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class WorkingTreeState(_Strict):
+    """Part 3, always machine-filled from git at export time."""
+
+    branch: str | None
+    detached: bool
+    head: str | None
+    worktree_tree_sha: str
+    staged: int
+    modified: int
+    deleted: int
+    renamed: int
+    untracked: int
+    untracked_not_captured: int
+    summary: str
+
+
+class FailedApproach(_Strict):
+    approach: str
+    barred_action: str
+    error_excerpt: str | None = None
+    step: int | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    machine_seeded: bool = False
+
+
+class Risk(_Strict):
+    risk: str
+    mitigation: str | None = None
+
+
+class NextAction(_Strict):
+    action: str = placeholder("the single next action for the new session")
+    command: str | None = None
+
+
+class Handoff(_Strict):
+    handoff_version: str = HANDOFF_VERSION
+    active_goal: ActiveGoal = Field(default_factory=ActiveGoal)
+    settled_decisions: list[Decision] = Field(
+        default_factory=lambda: [Decision(decision=placeholder("decisions settled so far"))]
+    )
+    working_tree_state: WorkingTreeState
+    failed_approaches: list[FailedApproach] = Field(default_factory=list)
+    open_risks: list[Risk] = Field(default_factory=lambda: [Risk(risk=placeholder("open risks"))])
+    next_action: NextAction = Field(default_factory=NextAction)
+    touched_files: list[str] = Field(default_factory=list)
+
+
+class HandoffInput(_Strict):
+    """What an agent (or --handoff FILE / the MCP tool) supplies; every part optional."""
+
+    active_goal: ActiveGoal | None = None
+    settled_decisions: list[Decision] | None = None
+    failed_approaches: list[FailedApproach] | None = None
+    open_risks: list[Risk] | None = None
+    next_action: NextAction | None = None

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from contextfork.errors import UsageError
-from contextfork.package.models import Trigger
 
 TRIGGERS = ("cli", "pre-commit", "pre-compact", "mcp", "fork", "demo")
 
 
-def check_trigger(value: str) -> Trigger:
+def check_trigger(value: str) -> str:
     if value not in TRIGGERS:
         raise UsageError(f"unknown trigger {value!r}; one of {', '.join(TRIGGERS)}")
-    return cast(Trigger, value)
+    return value
 
 
 def seed_from_transcript(path: Path) -> dict[str, Any]:

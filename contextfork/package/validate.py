@@ -19,7 +19,13 @@ from contextfork.envelope import Problem, Severity
 from contextfork.errors import ExitCode
 from contextfork.hashing import canonical_sha256, sha256_file
 from contextfork.package import handoff as handoff_mod
-from contextfork.package.models import GitStatusFile, Manifest, SessionMetadata, UntrackedManifest
+from contextfork.package.models import (
+    GitStatusFile,
+    Handoff,
+    Manifest,
+    SessionMetadata,
+    UntrackedManifest,
+)
 from contextfork.paths import unsafe_reason
 from contextfork.resources import validate_against_schema
 
@@ -34,7 +40,7 @@ REQUIRED = (
 JSON_FILES: dict[str, tuple[str, type[BaseModel]]] = {
     "git_status.json": ("git-status.schema.json", GitStatusFile),
     "untracked_manifest.json": ("untracked-manifest.schema.json", UntrackedManifest),
-    "handoff.json": ("session-handoff.schema.json", handoff_mod.Handoff),
+    "handoff.json": ("session-handoff.schema.json", Handoff),
     "session_metadata.json": ("session-metadata.schema.json", SessionMetadata),
 }
 # Problem codes that mean "someone changed the bytes": they map to the integrity exit code.
