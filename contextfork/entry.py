@@ -6,11 +6,30 @@ jinja2 entirely: ``contextfork statusline`` and ``contextfork hook ...`` dispatc
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        print("contextfork: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if os.environ.get("CONTEXTFORK_DEBUG"):
+            raise
+        where = args[0] if args else "contextfork"
+        print(
+            f"contextfork {where}: internal error: {type(exc).__name__}: {exc} "
+            "(set CONTEXTFORK_DEBUG=1 for a traceback and please report it)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _dispatch(args: list[str]) -> int:
     if args and args[0] == "statusline":
         from contextfork.telemetry.statusline import main as statusline_main
 

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="JSON file with handoff parts (schemas/handoff-input).")
         ] = None,
         transcript: Annotated[
-            Path | None, typer.Option(help="Session transcript to seed telemetry and failures.")
+            Path | None, typer.Option(help="Transcript to seed telemetry and failures (a path, or `auto`).")
         ] = None,
         trigger: Annotated[str, typer.Option(hidden=True)] = "cli",
         file_cap: Annotated[int, typer.Option(help="Max bytes per untracked snapshot.")] = 1 << 20,

@@ -97,6 +97,6 @@ def export_from_options(
         trigger=seeding.check_trigger(trigger),
         file_cap=file_cap,
         transcript=transcript,
-        seed=seeding.seed_from_transcript(transcript) if transcript else None,
+        seed=seeding.seed_from_transcript(transcript, loc.root) if transcript else None,
     )
     return export_package(loc.root, opts, loc)

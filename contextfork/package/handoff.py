@@ -48,6 +48,18 @@ def _decision(text: str) -> dict[str, Any]:
     }
 
 
+def evidence(kind: str, ref: str, note: str | None = None) -> dict[str, Any]:
+    return {"kind": kind, "ref": ref, "note": note}
+
+
+def _norm_failure(f: dict[str, Any], seeded: bool) -> dict[str, Any]:
+    out = {**failed_approach("", ""), **f}
+    out["evidence"] = [evidence(**{"note": None, **e}) for e in out["evidence"]]
+    if seeded:
+        out["machine_seeded"] = True
+    return out
+
+
 def failed_approach(
     approach: str,
     barred_action: str,
@@ -108,7 +120,7 @@ def build(
         "active_goal": default_goal(),
         "settled_decisions": [_decision(placeholder("decisions settled so far"))],
         "working_tree_state": tree,
-        "failed_approaches": [dict(f, machine_seeded=True) for f in seeded_failures or []],
+        "failed_approaches": [_norm_failure(f, True) for f in seeded_failures or []],
         "open_risks": [{"risk": placeholder("open risks"), "mitigation": None}],
         "next_action": {
             "action": placeholder("the single next action for the new session"),
@@ -125,7 +137,7 @@ def build(
     if given.get("settled_decisions") is not None:
         h["settled_decisions"] = [{**_decision(""), **d} for d in given["settled_decisions"]]
     if given.get("failed_approaches") is not None:
-        agent = [{**failed_approach("", ""), **f} for f in given["failed_approaches"]]
+        agent = [_norm_failure(f, False) for f in given["failed_approaches"]]
         h["failed_approaches"] = agent + [f for f in h["failed_approaches"] if f["machine_seeded"]]
     if given.get("open_risks") is not None:
         h["open_risks"] = [{"mitigation": None, **r} for r in given["open_risks"]]

@@ -1,11 +1,16 @@
-"""What the export can know from a transcript: telemetry, failed commands, touched files, goals."""
+"""What the export can know from a transcript: telemetry, failed commands, touched files, goals.
+
+The transcript work itself lives in ``contextfork.telemetry.seed``; this module only resolves
+which transcript to read (``--transcript PATH`` or ``--transcript auto`` for the newest Claude
+Code session of the repository) and validates the trigger name.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from contextfork.errors import UsageError
+from contextfork.errors import NotFoundError, UsageError
 
 TRIGGERS = ("cli", "pre-commit", "pre-compact", "mcp", "fork", "demo")
 
@@ -16,8 +21,23 @@ def check_trigger(value: str) -> str:
     return value
 
 
-def seed_from_transcript(path: Path) -> dict[str, Any]:
-    """Seed dict for ``ExportOptions.seed``; filled by the telemetry area."""
-    if not path.exists():
-        raise UsageError(f"transcript not found: {path}")
-    return {}
+def resolve_transcript(spec: Path, root: Path) -> Path:
+    if str(spec) == "auto":
+        from contextfork.transcript.locate import current_transcript
+
+        found = current_transcript(root)
+        if found is None:
+            raise NotFoundError(
+                f"no Claude Code transcript for {root}", hint="pass --transcript PATH"
+            )
+        return found
+    if not spec.is_file():
+        raise NotFoundError(f"transcript not found: {spec}")
+    return spec
+
+
+def seed_from_transcript(spec: Path, root: Path) -> dict[str, Any]:
+    """Seed dict for ``ExportOptions.seed`` (see ``telemetry.seed.seed_session`` for keys)."""
+    from contextfork.telemetry.seed import seed_from_path
+
+    return seed_from_path(resolve_transcript(spec, root))

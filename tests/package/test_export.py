@@ -197,3 +197,38 @@ def test_gitstate_handles_hook_environment_variables(repo: Repo) -> None:
         assert gitstate.repo_root(repo.path) == repo.path.resolve()
     finally:
         del os.environ["GIT_INDEX_FILE"]
+
+
+def _claude_line(**kw: object) -> str:
+    return json.dumps(kw)
+
+
+def test_export_seeds_failed_commands_and_goals_from_a_transcript(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = tmp_path / "session.jsonl"
+    base = {"sessionId": "s-1", "cwd": str(repo.path), "isSidechain": False, "type": "user"}
+    lines = [
+        {**base, "uuid": "u1", "parentUuid": None, "timestamp": "2026-11-30T10:00:00Z",
+         "message": {"role": "user", "content": "Make the billing tests pass"}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-11-30T10:00:05Z",
+         "requestId": "r1", "message": {"id": "m1", "role": "assistant", "model": "claude", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest tests/test_billing.py"}}],
+             "usage": {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}},
+        {**base, "uuid": "u2", "parentUuid": "a1", "timestamp": "2026-11-30T10:00:09Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                                                  "content": "Exit code 1\nE   ImportError: cannot import name 'charge'"}]}},
+    ]  # fmt: skip
+    t.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    res = run_cli("export", "--transcript", str(t), "--json", cwd=repo.path)
+    assert res.returncode == 0, res.stderr
+    pkg = Path(res.json()["data"]["path"])
+    h = json.loads((pkg / "handoff.json").read_text())
+    assert h["active_goal"]["candidates"] == ["Make the billing tests pass"]
+    fa = h["failed_approaches"]
+    assert fa and fa[0]["machine_seeded"] and "pytest tests/test_billing.py" in fa[0]["approach"]
+    assert "ImportError" in (fa[0]["error_excerpt"] or "")
+    meta = json.loads((pkg / "session_metadata.json").read_text())
+    assert meta["parent_session_id"] == "s-1" and meta["transcript"]["sha256"]
+    v = run_cli("validate", "--json", cwd=repo.path)
+    assert v.returncode == 0, v.stdout
