@@ -39,14 +39,14 @@ class CC:
         self.last = uid
         return rec
 
-    def _parent(self, parent: str | None | bool) -> str | None:
+    def _parent(self, parent: str | bool | None) -> str | None:
         return self.last if parent is True else (parent or None)
 
-    def user(self, text: str, parent: str | None | bool = True, **extra: Any) -> dict[str, Any]:
+    def user(self, text: str, parent: str | bool | None = True, **extra: Any) -> dict[str, Any]:
         return self._base("user", self._parent(parent), message={"role": "user", "content": text}, **extra)
 
     def assistant(
-        self, mid: str, content: list[dict[str, Any]], *, parent: str | None | bool = True,
+        self, mid: str, content: list[dict[str, Any]], *, parent: str | bool | None = True,
         rid: str | None = None, usage: tuple[int, int, int, int] = (3, 10, 100, 1000),
         model: str = "claude-opus-4-6", **extra: Any,
     ) -> dict[str, Any]:
@@ -59,13 +59,13 @@ class CC:
         return self._base("assistant", self._parent(parent), requestId=rid or f"req-{mid}",
                           message=msg, **extra)
 
-    def result(self, call_id: str, text: str, *, parent: str | None | bool = True,
+    def result(self, call_id: str, text: str, *, parent: str | bool | None = True,
                is_error: bool = False) -> dict[str, Any]:
         block = {"tool_use_id": call_id, "type": "tool_result", "content": text, "is_error": is_error}
         return self._base("user", self._parent(parent),
                           message={"role": "user", "content": [block]}, toolUseResult=text)
 
-    def progress(self, parent: str | None | bool = True) -> dict[str, Any]:
+    def progress(self, parent: str | bool | None = True) -> dict[str, Any]:
         return self._base("progress", self._parent(parent), data={"type": "hook_progress"})
 
     def boundary(self, logical_parent: str, pre_tokens: int = 167000) -> dict[str, Any]:
