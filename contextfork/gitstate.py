@@ -471,12 +471,6 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
 # --- resume, sharing, hooks (lifecycle) --------------------------------------------------------
 
 
-def _drop_index(idx: str) -> None:
-    for p in (idx, idx + ".lock"):
-        if os.path.exists(p):
-            os.unlink(p)
-
-
 def _new_index_path(root: Path) -> str:
     fd, idx = tempfile.mkstemp(prefix="contextfork-lc-", dir=git_dir(root))
     os.close(fd)
@@ -535,7 +529,7 @@ def build_tree(
             run(root, ["update-index", "--add", "-z", "--index-info"], input=info, env=env)
         return out(root, "write-tree", env=env)
     finally:
-        _drop_index(idx)
+        remove_index(idx)
 
 
 def diff_trees(root: Path, a: str, b: str) -> list[tuple[str, str]]:

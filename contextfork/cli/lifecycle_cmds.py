@@ -1,0 +1,114 @@
+"""CLI: resume, packages list|show|clean, log, push, pull."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded
+
+PackageArg = Annotated[str | None, typer.Argument(help="Package dir or id (default: latest).")]
+
+
+def _root(repo: Path | None) -> Path:
+    from contextfork import gitstate
+
+    return gitstate.repo_root(repo)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @guarded("resume")
+    def resume(
+        package: PackageArg = None,
+        apply: Annotated[bool, typer.Option(help="Restore the exported working state here.")] = False,
+        strict: Annotated[bool, typer.Option(help="Exit 5 when the repo drifted.")] = False,
+        force: Annotated[
+            bool, typer.Option(help="With --apply: allow a dirty tree, overwrite files in the way.")
+        ] = False,
+        allow_different_head: Annotated[
+            bool, typer.Option(help="With --apply: apply onto another HEAD than the recorded one.")
+        ] = False,
+        session: Annotated[str | None, typer.Option(help="Session id that resumes.")] = None,
+        mark: Annotated[bool, typer.Option(help="Record the package as consumed.")] = True,
+        repo: RepoOpt = None,
+        json: JsonOpt = False,
+    ) -> None:
+        """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
+        from contextfork.resume.api import resume as do_resume
+
+        emit(do_resume(_root(repo), package, apply=apply, strict=strict, force=force,
+                       allow_different_head=allow_different_head, session_id=session,
+                       mark=mark), json)  # fmt: skip
+
+    packages = typer.Typer(help="List, show and clean packages.", no_args_is_help=True)
+    app.add_typer(packages, name="packages")
+
+    @packages.command("list")
+    @guarded("packages list")
+    def list_cmd(repo: RepoOpt = None, json: JsonOpt = False) -> None:
+        """Every package: id, created, trigger, HEAD, consumed, size."""
+        from contextfork import packages_admin
+
+        emit(packages_admin.list_packages(_root(repo)), json)
+
+    @packages.command("show")
+    @guarded("packages show")
+    def show_cmd(package: PackageArg = None, repo: RepoOpt = None, json: JsonOpt = False) -> None:
+        """The manifest and the handoff of one package."""
+        from contextfork import packages_admin
+
+        emit(packages_admin.show(_root(repo), package), json)
+
+    @packages.command("clean")
+    @guarded("packages clean")
+    def clean_cmd(
+        keep: Annotated[int, typer.Option(help="Always keep the newest N packages.")] = 10,
+        yes: Annotated[bool, typer.Option("--yes", help="Really delete (default: dry run).")] = False,
+        force: Annotated[bool, typer.Option(help="Also delete unconsumed packages.")] = False,
+        repo: RepoOpt = None,
+        json: JsonOpt = False,
+    ) -> None:
+        """Delete old packages: dry run unless --yes; unconsumed ones only with --force."""
+        from contextfork import packages_admin
+
+        emit(packages_admin.clean(_root(repo), keep=keep, yes=yes, force=force), json)
+
+    @app.command()
+    @guarded("log")
+    def log(
+        limit: Annotated[int, typer.Option("-n", "--limit", help="How many commits.")] = 20,
+        repo: RepoOpt = None,
+        json: JsonOpt = False,
+    ) -> None:
+        """Recent commits with the checkpoint packages their git notes name."""
+        from contextfork import packages_admin
+
+        emit(packages_admin.log(_root(repo), limit), json)
+
+    @app.command()
+    @guarded("push")
+    def push(
+        remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
+        package: Annotated[str | None, typer.Argument(help="Package id (default: all).")] = None,
+        repo: RepoOpt = None,
+        json: JsonOpt = False,
+    ) -> None:
+        """Store packages as commits under refs/contextfork/packages/ and push them."""
+        from contextfork import sharing
+
+        emit(sharing.push(_root(repo), remote, package), json)
+
+    @app.command()
+    @guarded("pull")
+    def pull(
+        remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
+        repo: RepoOpt = None,
+        json: JsonOpt = False,
+    ) -> None:
+        """Fetch refs/contextfork/packages/* and materialize the verified packages here."""
+        from contextfork import sharing
+
+        emit(sharing.pull(_root(repo), remote), json)

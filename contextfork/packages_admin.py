@@ -1,0 +1,180 @@
+"""``contextfork packages list|show|clean``: see and prune the packages of a repository.
+
+Packages are immutable, so the only mutation here is removal, and it is conservative: a dry run
+unless asked, the newest N always kept, and a package nobody resumed yet is kept unless forced.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from contextfork import atomic
+from contextfork.envelope import Problem, Result
+from contextfork.errors import UsageError
+from contextfork.package import store
+from contextfork.resume import state
+
+
+@dataclass
+class PackageInfo:
+    package_id: str
+    path: str
+    created_at: str | None
+    trigger: str | None
+    head: str | None
+    branch: str | None
+    consumed: bool
+    consumed_by: str | None
+    size: int
+    readable: bool
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def info(ref: store.PackageRef) -> PackageInfo:
+    """Facts for one package from its own files; a damaged package is listed, not hidden."""
+    meta = _read_json(ref.path / "session_metadata.json")
+    manifest = _read_json(ref.path / "manifest.json")
+    size = 0
+    if isinstance(manifest, dict):
+        size = sum(int(e.get("size", 0)) for e in manifest.get("files", []) if isinstance(e, dict))
+        size += (ref.path / "manifest.json").stat().st_size
+    st = state.load(ref.path, ref.package_id)
+    last = st.consumptions[-1] if st.consumptions else None
+    meta = meta if isinstance(meta, dict) else {}
+    return PackageInfo(
+        package_id=ref.package_id,
+        path=str(ref.path),
+        created_at=meta.get("created_at"),
+        trigger=meta.get("trigger"),
+        head=meta.get("head"),
+        branch=meta.get("branch"),
+        consumed=last is not None,
+        consumed_by=(last.session_id or "(unknown session)") if last else None,
+        size=size,
+        readable=bool(meta) and isinstance(manifest, dict),
+    )
+
+
+def list_packages(root: Path) -> Result:
+    rows = [info(r) for r in store.list_packages(root)]
+    lines = [f"{len(rows)} package(s) in {store.packages_dir(root)}"]
+    for r in rows:
+        head = (r.head or "(unborn)")[:12]
+        used = f"consumed by {r.consumed_by}" if r.consumed else "unconsumed"
+        lines.append(
+            f"  {r.package_id}  {r.created_at or '?':24}  {r.trigger or '?':11} {head:12}  "
+            f"{used:28} {r.size:>10} B{'' if r.readable else '  (DAMAGED)'}"
+        )
+    return Result("packages list", data={"packages": [asdict(r) for r in rows]},
+                  text="\n".join(lines))  # fmt: skip
+
+
+def show(root: Path | None, spec: str | None) -> Result:
+    ref = store.resolve(root, spec)
+    manifest = _read_json(ref.path / "manifest.json")
+    handoff = _read_json(ref.path / "handoff.json")
+    summary_file = ref.path / "handoff_summary.md"
+    summary = summary_file.read_text(encoding="utf-8") if summary_file.is_file() else ""
+    row = info(ref)
+    text = "\n".join(
+        [
+            f"Package {ref.package_id} ({ref.path})",
+            f"  created {row.created_at}, trigger {row.trigger}, HEAD {row.head}, "
+            f"{'consumed by ' + str(row.consumed_by) if row.consumed else 'unconsumed'}",
+            "",
+            "manifest.json:",
+            json.dumps(manifest, indent=2, ensure_ascii=False),
+            "",
+            summary,
+        ]
+    )
+    data = {"info": asdict(row), "manifest": manifest, "handoff": handoff,
+            "state": state.load(ref.path, ref.package_id).model_dump()}  # fmt: skip
+    return Result("packages show", data=data, text=text)
+
+
+def remove(ref: store.PackageRef) -> None:
+    atomic.remove_tree(ref.path)
+    state.forget(ref.path)
+
+
+def clean(root: Path, *, keep: int, yes: bool, force: bool) -> Result:
+    if keep < 0:
+        raise UsageError("--keep must be 0 or more")
+    refs = store.list_packages(root)
+    candidates = refs[: max(0, len(refs) - keep)]
+    remove_list, kept_unconsumed = [], []
+    for ref in candidates:
+        if not force and not state.load(ref.path, ref.package_id).consumptions:
+            kept_unconsumed.append(ref.package_id)
+        else:
+            remove_list.append(ref)
+    if yes:
+        for ref in remove_list:
+            remove(ref)
+    verb = "Removed" if yes else "Would remove"
+    lines = [f"{verb} {len(remove_list)} of {len(refs)} package(s) (keeping the newest {keep})."]
+    lines += [f"  {'-' if yes else '?'} {r.package_id}" for r in remove_list]
+    problems = []
+    if kept_unconsumed:
+        problems.append(
+            Problem("warning", "kept_unconsumed",
+                    f"{len(kept_unconsumed)} unconsumed package(s) kept; --force removes them too")
+        )  # fmt: skip
+    if not yes and remove_list:
+        lines.append("Dry run: pass --yes to delete.")
+    data = {"dry_run": not yes, "removed" if yes else "would_remove":
+            [r.package_id for r in remove_list], "kept_unconsumed": kept_unconsumed,
+            "keep": keep}  # fmt: skip
+    return Result("packages clean", data=data, problems=problems, text="\n".join(lines))
+
+
+def prune_checkpoints(root: Path, keep: int) -> list[str]:
+    """Retention for automatic checkpoints: only trigger ``pre-commit`` packages are pruned."""
+    if keep <= 0:
+        return []
+    checkpoints = [
+        r for r in store.list_packages(root)
+        if (_read_json(r.path / "session_metadata.json") or {}).get("trigger") == "pre-commit"
+    ]  # fmt: skip
+    doomed = checkpoints[: max(0, len(checkpoints) - keep)]
+    for ref in doomed:
+        remove(ref)
+    return [r.package_id for r in doomed]
+
+
+def log(root: Path, limit: int) -> Result:
+    """Recent commits with the checkpoint their note names, and whether it still verifies here."""
+    from contextfork import gitstate
+    from contextfork.githooks import NOTE_KEY, parse_note
+    from contextfork.hashing import sha256_file
+
+    rows = []
+    for e in gitstate.log_with_notes(root, limit):
+        fields = parse_note(e.note) if e.note else {}
+        pid = fields.get(NOTE_KEY)
+        status = None
+        if pid:
+            manifest = store.packages_dir(root) / pid / "manifest.json"
+            if not manifest.is_file():
+                status = "missing (pruned, or not pulled here)"
+            elif sha256_file(manifest)[0] == fields.get("manifest-sha256"):
+                status = "present"
+            else:
+                status = "MANIFEST DIFFERS from the note"
+        rows.append({"commit": e.sha, "date": e.date, "subject": e.subject, "checkpoint": pid,
+                     "manifest_sha256": fields.get("manifest-sha256"), "status": status})
+    lines = [f"{'commit':12}  {'date':25}  checkpoint"]
+    for r in rows:
+        cp = f"{r['checkpoint']} [{r['status']}]" if r["checkpoint"] else "-"
+        lines.append(f"{str(r['commit'])[:12]}  {r['date']:25}  {cp}  {r['subject']}")
+    return Result("log", data={"commits": rows}, text="\n".join(lines))

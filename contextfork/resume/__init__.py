@@ -1,0 +1,1 @@
+"""Resume a handoff package: drift report, exact re-application, the brief, consumed state."""

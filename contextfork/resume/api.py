@@ -1,0 +1,110 @@
+"""``contextfork resume``: validate, measure drift, optionally apply, brief, mark consumed.
+
+One function shared by the CLI, the harness hooks (SessionStart) and the MCP server.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from contextfork.envelope import Problem, Result, Severity
+from contextfork.errors import ExitCode
+from contextfork.package import store
+from contextfork.package.models import Handoff, SessionMetadata, UntrackedManifest
+from contextfork.package.validate import INTEGRITY_CODES, validate_package
+from contextfork.resume import apply as apply_mod
+from contextfork.resume import brief, drift, state
+
+# Validation findings that describe the repository rather than a broken package: resume goes on
+# and reports them as drift instead of refusing.
+_REPO_CODES = frozenset({"head_missing", "unfilled_placeholder"})
+
+
+def _load(pkg: Path) -> tuple[SessionMetadata, UntrackedManifest, Handoff]:
+    def read(name: str) -> Any:
+        return json.loads((pkg / name).read_text(encoding="utf-8"))
+
+    return (
+        SessionMetadata.model_validate(read("session_metadata.json")),
+        UntrackedManifest.model_validate(read("untracked_manifest.json")),
+        Handoff.model_validate(read("handoff.json")),
+    )
+
+
+def resume(
+    root: Path,
+    spec: str | None,
+    *,
+    apply: bool = False,
+    strict: bool = False,
+    force: bool = False,
+    allow_different_head: bool = False,
+    session_id: str | None = None,
+    mark: bool = True,
+) -> Result:
+    ref = store.resolve(root, spec)
+    v = validate_package(ref.path, root)
+    problems = [
+        Problem("warning", p.code, p.message, p.path) if p.code in _REPO_CODES else p
+        for p in v.problems
+    ]
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        tampered = any(p.code in INTEGRITY_CODES for p in errors)
+        what = "fails its integrity check (tampered or truncated)" if tampered else "is invalid"
+        return Result(
+            "resume",
+            data={"package_id": ref.package_id, "path": str(ref.path), "valid": False},
+            problems=problems,
+            exit_code=int(ExitCode.INTEGRITY if tampered else ExitCode.CHECK_FAILED),
+            text=f"Package {ref.package_id} {what}; refusing to resume it.",
+        )
+    meta, um, handoff = _load(ref.path)
+    applied = None
+    if apply:
+        applied = apply_mod.apply_package(
+            root, ref.path, meta, um, force=force, allow_different_head=allow_different_head
+        )
+    report = drift.compute(root, ref.path, meta, um, applied.tree_after if applied else None)
+    before = state.load(ref.path, ref.package_id)
+    if before.consumptions:
+        last = before.consumptions[-1]
+        problems.append(
+            Problem(
+                "warning",
+                "already_consumed",
+                f"package was already resumed {len(before.consumptions)} time(s), last at "
+                f"{last.at} by session {last.session_id or '(unknown)'}",
+            )
+        )
+    exit_code = 0
+    if applied is not None and not applied.exact:
+        sev: Severity = "warning" if applied.not_restored else "error"
+        why = f"{len(applied.not_restored)} file(s) could not be restored"
+        problems.append(
+            Problem(sev, "apply_not_exact", f"restored tree differs from the recorded tree ({why})")
+        )
+        if sev == "error":
+            exit_code = int(ExitCode.CHECK_FAILED)
+    if strict and report.drifted and not exit_code:
+        exit_code = int(ExitCode.DRIFT)
+        problems.append(Problem("error", "drift", "the live repository drifted from the package"))
+    text = brief.render(ref.package_id, meta, handoff, report, before, applied)
+    if mark:
+        state.mark_consumed(
+            ref.path, ref.package_id, session_id=session_id, applied=applied is not None,
+            drift=report.drifted,
+        )  # fmt: skip
+    data = {
+        "package_id": ref.package_id,
+        "path": str(ref.path),
+        "valid": True,
+        "drift": report.to_json(),
+        "applied": applied.to_json() if applied else None,
+        "consumed_before": [c.model_dump() for c in before.consumptions],
+        "state_file": str(state.state_path(ref.path)) if mark else None,
+        "brief": text,
+    }
+    return Result("resume", data=data, problems=problems, exit_code=exit_code, text=text)

@@ -1,0 +1,128 @@
+"""``resume --apply``: put the exported working state onto a clean checkout, and prove it.
+
+Everything that could stop the restore is checked before the first byte changes (HEAD, a dirty
+tree, files in the way, the patch itself), so a refusal leaves the checkout untouched. The proof
+is the tree SHA of the restored work tree, recomputed and compared with the one recorded.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextfork import atomic, gitstate
+from contextfork.errors import CheckFailed, DriftError, IntegrityError
+from contextfork.hashing import sha256_bytes
+from contextfork.package.models import SessionMetadata, UntrackedManifest
+from contextfork.paths import safe_join
+
+
+@dataclass
+class ApplyOutcome:
+    already: bool = False
+    patched: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    identical: list[str] = field(default_factory=list)
+    overwritten: list[str] = field(default_factory=list)
+    not_restored: list[str] = field(default_factory=list)
+    tree_after: str = ""
+    recorded_tree: str = ""
+
+    @property
+    def exact(self) -> bool:
+        return self.tree_after == self.recorded_tree
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "exact": self.exact}
+
+
+def _check_head(root: Path, meta: SessionMetadata, allow_different_head: bool) -> None:
+    live = gitstate.head(root).sha
+    if live == meta.head or allow_different_head:
+        return
+    want = meta.head or "(unborn: no commits)"
+    raise DriftError(
+        f"live HEAD {live or '(unborn)'} is not the recorded HEAD {want}",
+        hint=f"check it out first (git checkout --detach {meta.head}) "
+        "or pass --allow-different-head"
+        if meta.head
+        else "apply it in a repository with no commits, or pass --allow-different-head",
+    )
+
+
+def _planned_writes(
+    root: Path, pkg_dir: Path, um: UntrackedManifest, force: bool, out: ApplyOutcome
+) -> list[tuple[Path, bytes, int]]:
+    """Read and re-verify every snapshot, and decide per target before anything is written."""
+    plan: list[tuple[Path, bytes, int]] = []
+    in_the_way = []
+    for f in um.files:
+        if not f.captured:
+            why = f"symlink -> {f.link_target}" if f.reason == "symlink" else str(f.reason)
+            out.not_restored.append(f"{f.path} ({why})")
+            continue
+        try:
+            target = safe_join(root, f.path)
+        except ValueError as exc:
+            raise IntegrityError(f"refusing snapshot path: {exc}") from exc
+        data = (pkg_dir / "untracked" / f.path).read_bytes()
+        if sha256_bytes(data) != f.sha256:
+            raise IntegrityError(f"snapshot {f.path} changed since validation")
+        if os.path.lexists(target):
+            if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
+                out.identical.append(f.path)
+                continue
+            if not force:
+                in_the_way.append(f.path)
+                continue
+            out.overwritten.append(f.path)
+        plan.append((target, data, 0o755 if f.mode == "100755" else 0o644))
+    if in_the_way:
+        shown = ", ".join(in_the_way[:5]) + (" …" if len(in_the_way) > 5 else "")
+        raise DriftError(
+            f"{len(in_the_way)} file(s) already exist with other content and were not created "
+            f"by this package: {shown}",
+            hint="move them away, or pass --force to overwrite them (they are listed)",
+        )
+    return plan
+
+
+def apply_package(
+    root: Path,
+    pkg_dir: Path,
+    meta: SessionMetadata,
+    um: UntrackedManifest,
+    *,
+    force: bool = False,
+    allow_different_head: bool = False,
+) -> ApplyOutcome:
+    out = ApplyOutcome(recorded_tree=meta.worktree_tree_sha)
+    _check_head(root, meta, allow_different_head)
+    before = gitstate.worktree_tree_sha(root)
+    if before == meta.worktree_tree_sha:
+        out.already, out.tree_after = True, before
+        return out
+    dirty = gitstate.is_dirty(root)
+    if dirty and not force:
+        shown = ", ".join(dirty[:5]) + (" …" if len(dirty) > 5 else "")
+        raise DriftError(
+            f"work tree is not clean ({len(dirty)} path(s): {shown})",
+            hint="commit or stash first, or pass --force to apply on top",
+        )
+    patch = (pkg_dir / "git_diff.patch").read_bytes()
+    plan = _planned_writes(root, pkg_dir, um, force, out)
+    err = gitstate.apply_to_worktree(root, patch, check_only=True)
+    if err:
+        raise CheckFailed(f"the package's patch does not apply here: {err}")
+    paths, _links, _perr = gitstate.patch_paths(root, patch)
+    err = gitstate.apply_to_worktree(root, patch)
+    if err:
+        raise CheckFailed(f"git apply failed: {err}")
+    out.patched = sorted(set(paths))
+    for target, data, mode in plan:
+        atomic.write_bytes(target, data, mode=mode)
+        out.written.append(target.relative_to(root).as_posix())
+    out.tree_after = gitstate.worktree_tree_sha(root)
+    return out

@@ -1,0 +1,46 @@
+"""The resume brief: what a new agent session reads first, rendered from a template.
+
+Failed approaches are turned into explicit "DO NOT RETRY" lines because that is the part an
+agent loses first after a handoff and the one that costs most to rediscover.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contextfork.lifecycle_models import ConsumedState
+from contextfork.package.models import Handoff, SessionMetadata
+from contextfork.resume.apply import ApplyOutcome
+from contextfork.resume.drift import DriftReport
+
+FILE_LIMIT = 20
+
+
+def render(
+    package_id: str,
+    meta: SessionMetadata,
+    handoff: Handoff,
+    drift: DriftReport,
+    consumed: ConsumedState,
+    applied: ApplyOutcome | None = None,
+) -> str:
+    from contextfork.resources import render_template
+
+    files: list[tuple[str, list[str]]] = [
+        ("Changed since export", drift.changed),
+        ("Missing (in the package, not here)", drift.missing),
+        ("New (here, not in the package)", drift.new),
+        ("Not captured at export", drift.not_captured),
+    ]
+    ctx: dict[str, Any] = {
+        "package_id": package_id,
+        "meta": meta.model_dump(),
+        "h": handoff.model_dump(),
+        "drift_lines": drift.summary_lines(),
+        "drift_files": files,
+        "limit": FILE_LIMIT,
+        "applied": applied.to_json() if applied else None,
+        "consumed_before": [c.model_dump() for c in consumed.consumptions],
+        "session": meta.parent_session_id,
+    }
+    return render_template("resume_brief.md.j2", **ctx)

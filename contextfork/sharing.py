@@ -1,0 +1,137 @@
+"""``contextfork push|pull``: git itself is the distributed store for packages.
+
+Each package becomes one commit whose tree is exactly the package files, under
+``refs/contextfork/packages/<id>``; its parent is the package's recorded HEAD, so fetching the
+package also fetches the commit it must be resumed on. Pulled trees are untrusted input: every
+path and mode is checked before a byte is written, and a package is published only after its
+manifest verifies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from contextfork import atomic, gitstate
+from contextfork.envelope import Problem, Result
+from contextfork.errors import GitError, IntegrityError, NotFoundError
+from contextfork.package import store
+from contextfork.package.validate import INTEGRITY_CODES, validate_package
+from contextfork.paths import unsafe_reason
+
+REF_PREFIX = "refs/contextfork/packages/"
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def _tracking_prefix(remote: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", remote)
+    return f"refs/contextfork/remotes/{safe}/"
+
+
+def _package_files(pkg: Path) -> list[tuple[str, Path]]:
+    files = []
+    for dirpath, _dirs, names in os.walk(pkg):
+        for name in names:
+            full = Path(dirpath) / name
+            files.append((full.relative_to(pkg).as_posix(), full))
+    return sorted(files)
+
+
+def _sealed(root: Path, ref: store.PackageRef) -> None:
+    v = validate_package(ref.path, root)
+    bad = [p for p in v.errors if p.code in INTEGRITY_CODES]
+    if bad:
+        raise IntegrityError(f"package {ref.package_id} fails its integrity check, not shared: "
+                             f"{bad[0].line()}")  # fmt: skip
+
+
+def store_commit(root: Path, ref: store.PackageRef) -> str:
+    """The commit holding ``ref`` under refs/contextfork/packages/ (created once, then reused)."""
+    name = REF_PREFIX + ref.package_id
+    existing = gitstate.refs_under(root, name).get(name)
+    if existing:
+        return existing
+    _sealed(root, ref)
+    meta_head = _recorded_head(ref.path)
+    parent = meta_head if meta_head and gitstate.commit_exists(root, meta_head) else None
+    sha = gitstate.commit_files(
+        root, _package_files(ref.path), f"contextfork package {ref.package_id}\n", parent
+    )
+    gitstate.update_ref(root, name, sha)
+    return sha
+
+
+def _recorded_head(pkg: Path) -> str | None:
+    import json
+
+    try:
+        head = json.loads((pkg / "session_metadata.json").read_text(encoding="utf-8")).get("head")
+    except (OSError, ValueError):
+        return None
+    return head if isinstance(head, str) else None
+
+
+def push(root: Path, remote: str, spec: str | None) -> Result:
+    refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
+    if not refs:
+        raise NotFoundError(f"no packages in {store.packages_dir(root)} to push")
+    stored = {r.package_id: store_commit(root, r) for r in refs}
+    specs = [f"{REF_PREFIX}{pid}:{REF_PREFIX}{pid}" for pid in stored]
+    gitstate.push_refs(root, remote, specs)
+    text = f"Pushed {len(stored)} package(s) to {remote} under {REF_PREFIX}*\n" + "\n".join(
+        f"  {pid} -> {sha[:12]}" for pid, sha in stored.items()
+    )
+    return Result("push", data={"remote": remote, "packages": stored}, text=text)
+
+
+def _materialize(root: Path, package_id: str, commit: str) -> None:
+    """Write one fetched package, refusing hostile trees before anything is written."""
+    entries = gitstate.ls_tree_all(root, commit)
+    for e in entries:
+        reason = unsafe_reason(e.path)
+        if reason:
+            raise IntegrityError(f"package {package_id}: tree path {e.path!r} refused: {reason}")
+        if e.kind != "blob" or e.mode not in ("100644", "100755"):
+            what = "symlink" if e.mode == "120000" else f"{e.kind} (mode {e.mode})"
+            raise IntegrityError(f"package {package_id}: {e.path!r} is a {what}; refused")
+    blobs = gitstate.read_blobs(root, [e.sha for e in entries])
+    base = store.packages_dir(root)
+    with atomic.staging_dir(base) as staging:
+        for e in entries:
+            atomic.write_into(staging, e.path, blobs[e.sha])
+        v = validate_package(staging, root)
+        bad = [p for p in v.errors if p.code in INTEGRITY_CODES]
+        if bad:
+            raise IntegrityError(f"package {package_id} does not verify: {bad[0].line()}")
+        if v.manifest is None or v.manifest.package_id != package_id:
+            raise IntegrityError(f"package {package_id}: manifest names another package")
+        atomic.publish_dir(staging, base / package_id)
+
+
+def pull(root: Path, remote: str) -> Result:
+    prefix = _tracking_prefix(remote)
+    gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*")
+    gitstate.ensure_excluded(root)
+    local = {r.package_id for r in store.list_packages(root)}
+    pulled, present, problems = [], [], []
+    for name, sha in sorted(gitstate.refs_under(root, prefix).items()):
+        package_id = name[len(prefix):]
+        if not ID_RE.match(package_id):
+            problems.append(Problem("error", "unsafe_id", "package id refused", package_id))
+            continue
+        if package_id in local:
+            present.append(package_id)
+            continue
+        try:
+            _materialize(root, package_id, sha)
+        except (IntegrityError, GitError) as exc:
+            problems.append(Problem("error", "package_refused", exc.message, package_id))
+            continue
+        gitstate.update_ref(root, REF_PREFIX + package_id, sha)
+        pulled.append(package_id)
+    text = (f"Pulled {len(pulled)} package(s) from {remote} ({len(present)} already here, "
+            f"{len(problems)} refused)\n" + "\n".join(f"  + {p}" for p in pulled))  # fmt: skip
+    code = 3 if problems else 0
+    data = {"remote": remote, "pulled": pulled, "already_present": present}
+    return Result("pull", data=data, problems=problems, exit_code=code, text=text)
