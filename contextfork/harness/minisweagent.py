@@ -104,8 +104,10 @@ class ContextforkAgent(DefaultAgent):
         for m in view.messages:
             chat = m.to_chat()
             if out and out[-1]["role"] == chat["role"] and chat["role"] != "system":
-                out[-1] = {"role": chat["role"], "content": out[-1]["content"] + "\n\n" +
-                           chat["content"]}
+                out[-1] = {
+                    "role": chat["role"],
+                    "content": out[-1]["content"] + "\n\n" + chat["content"],
+                }
             else:
                 out.append(chat)
         return out
@@ -129,12 +131,19 @@ class ContextforkAgent(DefaultAgent):
         session = history_to_session(self.messages)
         view = self.last_view
         try:
-            text = answer(req, SessionSource(session), view.step_sha256 if view else {},
-                          view.folds if view else {})
+            text = answer(
+                req,
+                SessionSource(session),
+                view.step_sha256 if view else {},
+                view.folds if view else {},
+            )
             return {"output": text + "\n", "returncode": 0, "exception_info": ""}
         except ContextforkError as err:
-            return {"output": f"contextfork: {err.one_line()}\n", "returncode": 1,
-                    "exception_info": ""}
+            return {
+                "output": f"contextfork: {err.one_line()}\n",
+                "returncode": 1,
+                "exception_info": "",
+            }
 
     def execute_actions(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         outputs = []

@@ -1,0 +1,334 @@
+"""``contextfork fork``: continue a Claude Code session in a folded copy, losing nothing.
+
+The original transcript is only ever read. We export a package, fold every step into the cold
+store of the original session, then write a new session file beside it: new session id, fresh
+uuids with every parent link remapped, ``forkedFrom`` on each line naming the original session
+and line, and each large tool result replaced by a stub that names its step and SHA-256 and how
+to page it back. A result is stubbed only after its exact text has been found, hash-equal,
+inside the verified cold node of its step — so every stub is a promise the store can keep.
+Lines are written as compact JSON, as Claude Code writes them. Finally our own adapter must read
+the fork back as the same conversation (same steps, same calls, same texts), or the fork is
+removed and the command fails.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextfork import atomic
+from contextfork.envelope import Problem, Result
+from contextfork.errors import IntegrityError, UsageError
+from contextfork.hashing import sha256_file, sha256_text
+
+STUB_MIN_CHARS = 2_000
+STUB_PREFIX = "[contextfork: tool result folded out of this fork"
+FORKS_DIR = ("harness", "forks")
+
+
+def result_text(content: Any) -> str:
+    """The text of a tool_result's content (string, or text items joined by newlines)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if (
+                isinstance(item, dict)
+                and item.get("type") == "text"
+                and isinstance(item.get("text"), str)
+            ):
+                parts.append(item["text"])
+            elif isinstance(item, str):
+                parts.append(item)
+        return "\n".join(parts)
+    return ""
+
+
+def _has_binary(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(i, dict) and i.get("type") not in ("text", None) for i in content
+    )
+
+
+def stub_text(step: int, text: str, sha: str, session: str) -> str:
+    return (
+        f"{STUB_PREFIX} — step {step}, {len(text):,} chars, sha256 {sha}. "
+        f"The exact bytes are in the cold store of session {session}: page them back with "
+        f"`contextfork fold hydrate {step} --session {session}` (SHA-256 verified); prompts "
+        "that name its details page matching parts in automatically.]"
+    )
+
+
+def _results_in_node(node: dict[str, Any]) -> dict[str, str]:
+    """tool_use_id → sha256 of its result text, from a verified cold node's payload lines."""
+    out: dict[str, str] = {}
+    if node.get("content_encoding") != "utf-8":
+        return out
+    for line in str(node["content"]).splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        msg = obj.get("message") if isinstance(obj, dict) else None
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list):
+            continue
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                out[str(b.get("tool_use_id"))] = sha256_text(result_text(b.get("content")))
+    return out
+
+
+@dataclass
+class ForkPlan:
+    new_id: str
+    lines: list[str] = field(default_factory=list)
+    stubs: list[dict[str, Any]] = field(default_factory=list)
+    kept_large: list[dict[str, Any]] = field(default_factory=list)
+
+
+def build_fork(
+    session: Any, repo: Path, orig_id: str, new_id: str, *, min_chars: int = STUB_MIN_CHARS
+) -> ForkPlan:
+    """The fork's lines (pure: reads the cold store, writes nothing)."""
+    from contextfork.cold.layout import StoreLayout, check_session_id
+    from contextfork.cold.store import read_node
+
+    layout = StoreLayout(repo / ".contextfork" / "cold", check_session_id(orig_id))
+    raw: dict[int, tuple[str, int]] = {}
+    for step in session.steps:
+        for r in step.raw:
+            raw.setdefault(r.offset, (r.text, step.index))
+    verified: dict[int, dict[str, str]] = {}
+    uuids: dict[str, str] = {}
+    plan = ForkPlan(new_id)
+    last_new: str | None = None
+    for offset in sorted(raw):
+        text, step_index = raw[offset]
+        obj = json.loads(text)
+        old = obj.get("uuid")
+        new_uuid = str(uuid.uuid4()) if isinstance(old, str) else None
+        if isinstance(old, str) and new_uuid:
+            uuids[old] = new_uuid
+        for key in ("parentUuid", "logicalParentUuid"):
+            if isinstance(obj.get(key), str):
+                mapped = uuids.get(obj[key])
+                if key == "parentUuid":
+                    obj[key] = mapped or last_new  # a parent outside the live chain: previous line
+                elif mapped:
+                    obj[key] = mapped
+                else:
+                    del obj[key]
+        if isinstance(obj.get("sourceToolAssistantUUID"), str):
+            obj["sourceToolAssistantUUID"] = uuids.get(obj["sourceToolAssistantUUID"], last_new)
+        if "sessionId" in obj:
+            obj["sessionId"] = new_id
+        if new_uuid:
+            obj["uuid"] = new_uuid
+            last_new = new_uuid
+        obj["forkedFrom"] = (
+            {"sessionId": orig_id, "messageUuid": old}
+            if isinstance(old, str)
+            else {"sessionId": orig_id}
+        )
+        msg = obj.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if obj.get("type") == "user" and isinstance(content, list):
+            stubbed_here = False
+            for b in content:
+                if not (isinstance(b, dict) and b.get("type") == "tool_result"):
+                    continue
+                body = result_text(b.get("content"))
+                if len(body) < min_chars or _has_binary(b.get("content")):
+                    continue
+                sha = sha256_text(body)
+                if step_index not in verified:
+                    verified[step_index] = _results_in_node(read_node(layout, step_index))
+                call = str(b.get("tool_use_id"))
+                if verified[step_index].get(call) != sha:
+                    plan.kept_large.append(
+                        {
+                            "step": step_index,
+                            "call_id": call,
+                            "chars": len(body),
+                            "reason": "not byte-exact in the cold store (redacted?)",
+                        }
+                    )
+                    continue
+                b["content"] = stub_text(step_index, body, sha, orig_id)
+                plan.stubs.append(
+                    {"step": step_index, "call_id": call, "chars": len(body), "sha256": sha}
+                )
+                stubbed_here = True
+            if stubbed_here:
+                obj.pop("toolUseResult", None)  # the UI copy of the same bytes
+        plan.lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return plan
+
+
+def _conversation(session: Any) -> list[tuple[Any, ...]]:
+    """What must survive a fork: per step, texts, calls and which results exist (not their size)."""
+    out = []
+    for s in session.steps:
+        texts = tuple(b.text for b in s.blocks if b.type == "text")
+        calls = tuple((c.id, c.name) for c in s.tool_calls)
+        results = tuple(r.call_id for r in s.tool_results)
+        out.append((texts, calls, results))
+    return out
+
+
+def check_fork(original: Any, forked: Any, new_id: str, plan: ForkPlan) -> list[Problem]:
+    problems: list[Problem] = []
+    if forked.format != "claude-code" or forked.session_id != new_id:
+        problems.append(
+            Problem(
+                "error",
+                "fork_identity",
+                f"fork reads back as {forked.format} "
+                f"session {forked.session_id}, expected {new_id}",
+            )
+        )
+    if _conversation(original) != _conversation(forked):
+        problems.append(
+            Problem(
+                "error", "fork_incoherent", "the fork does not read back as the same conversation"
+            )
+        )
+    uuids: set[str] = set()
+    for line in plan.lines:
+        obj = json.loads(line)
+        parent = obj.get("parentUuid")
+        if isinstance(parent, str) and parent not in uuids:
+            problems.append(
+                Problem(
+                    "error", "fork_dangling_parent", f"parentUuid {parent} is not an earlier line"
+                )
+            )
+            break
+        if isinstance(obj.get("uuid"), str):
+            uuids.add(obj["uuid"])
+    stubbed = sum(
+        1 for s in forked.steps for r in s.tool_results if r.content.startswith(STUB_PREFIX)
+    )
+    if stubbed != len(plan.stubs):
+        problems.append(
+            Problem(
+                "error", "fork_stub_count", f"{stubbed} stubs read back, {len(plan.stubs)} written"
+            )
+        )
+    return problems
+
+
+def window_tokens(session: Any) -> dict[str, int]:
+    """Exact o200k tokens of the conversation text: whole chain, and after the last compaction."""
+    from contextfork.tokens import count_tokens
+
+    last_compact = max((c.before_step for c in session.compactions), default=1)
+    chain = window = 0
+    for s in session.steps:
+        parts = []
+        for b in s.blocks:
+            if b.type in ("text", "thinking"):
+                parts.append(b.text)
+            elif b.type == "tool_call":
+                parts.append(b.name + json.dumps(b.input, ensure_ascii=False))
+            elif b.type == "tool_result":
+                parts.append(b.content)
+        n = count_tokens("\n".join(parts))
+        chain += n
+        if s.index >= last_compact:
+            window += n
+    return {"chain": chain, "window": window}
+
+
+def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHARS) -> Result:
+    from contextfork.harness.briefs import fold_and_export
+    from contextfork.transcript import load_session
+
+    transcript = transcript.expanduser()
+    original = load_session(transcript, include_subagents=False)
+    if original.format != "claude-code":
+        raise UsageError(
+            f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions"
+        )
+    orig_id = original.session_id or transcript.stem
+    before_sha, before_size = sha256_file(transcript)
+    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
+    new_id = str(uuid.uuid4())
+    plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars)
+    target = transcript.parent / f"{new_id}.jsonl"
+    atomic.write_text(target, "".join(plan.lines))
+    forked = load_session(target, include_subagents=False)
+    problems = check_fork(original, forked, new_id, plan)
+    after_sha, _ = sha256_file(transcript)
+    if after_sha != before_sha:
+        problems.append(
+            Problem("error", "original_modified", f"{transcript} changed during the fork")
+        )
+    if any(p.severity == "error" for p in problems):
+        target.unlink(missing_ok=True)
+        raise IntegrityError(
+            f"fork of {transcript.name} failed its read-back check: {problems[0].message}"
+        )
+    atomic.write_json(
+        repo / ".contextfork" / FORKS_DIR[0] / FORKS_DIR[1] / f"{new_id}.json",
+        {
+            "session_id": new_id,
+            "forked_from": orig_id,
+            "transcript": str(target),
+            "package_id": info["package_id"],
+        },
+    )
+    tb, ta = window_tokens(original), window_tokens(forked)
+    size_after = target.stat().st_size
+    problems += [
+        Problem("info", "kept_large_result", f"step {k['step']}: {k['reason']}")
+        for k in plan.kept_large
+    ]
+    data = {
+        "original": str(transcript),
+        "original_session_id": orig_id,
+        "original_sha256": before_sha,
+        "original_unchanged": True,
+        "fork": str(target),
+        "session_id": new_id,
+        "package_id": info["package_id"],
+        "folded_steps": info.get("folded_steps"),
+        "stubbed": len(plan.stubs),
+        "stubbed_chars": sum(s["chars"] for s in plan.stubs),
+        "steps": len(original.steps),
+        "bytes_before": before_size,
+        "bytes_after": size_after,
+        "tokens_before": tb,
+        "tokens_after": ta,
+        "resume_command": f"claude --resume {new_id}",
+    }
+    text = "\n".join(
+        [
+            f"Forked session {orig_id} → {new_id}",
+            f"  package:   {info['package_id']} (cold store: {info.get('folded_steps', 0)} steps folded)",
+            f"  fork:      {target}",
+            f"  stubbed:   {len(plan.stubs)} large tool results ({data['stubbed_chars']:,} chars), each verified in the cold store",
+            f"  footprint: {tb['window']:,} → {ta['window']:,} tokens in the live window "
+            f"({tb['chain']:,} → {ta['chain']:,} over the whole chain); {before_size:,} → {size_after:,} bytes",
+            "  original:  unchanged (sha256 verified)",
+            "",
+            f"claude --resume {new_id}",
+        ]
+    )
+    return Result("fork", data=data, problems=problems, text=text)
+
+
+def parent_session(repo: Path, session_id: str) -> str | None:
+    """The session a fork continues (hooks page from the parent's cold store too)."""
+    path = repo / ".contextfork" / FORKS_DIR[0] / FORKS_DIR[1] / f"{session_id}.json"
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    parent = data.get("forked_from") if isinstance(data, dict) else None
+    return parent if isinstance(parent, str) else None

@@ -1,0 +1,377 @@
+"""``contextfork hook <event>``: the commands Claude Code and Codex run on their hook events.
+
+A hook sits in front of the user's prompt, so the rules are: never block and never break the
+harness. Whatever goes wrong inside (bad stdin, a corrupt store, a bug) the hook prints nothing,
+exits 0 and writes one line to ``.contextfork/logs/hooks.log``. Output is built completely
+before one write, so a failure never leaves half a JSON object on stdout.
+
+``user-prompt-submit`` runs before every prompt; it imports only the stdlib and the cold store's
+scan path (no Typer, pydantic, jinja2, mcp or tokenizer). ``pre-compact`` and ``session-start``
+run rarely and may load the heavier package/transcript modules.
+
+Input is tolerant: Claude Code sends session_id, transcript_path, cwd, hook_event_name plus the
+event's fields (prompt / trigger / source); Codex adds model, turn_id and permission_mode and may
+send ``transcript_path: null``. Missing fields fall back (cwd → the process cwd) and unknown
+fields are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+MAX_CONTEXT_CHARS = 9_500
+LOG_MAX_BYTES = 256 * 1024
+_EVENT_NAMES = {
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-compact": "PreCompact",
+    "session-start": "SessionStart",
+}
+_ALIASES = {v.lower(): k for k, v in _EVENT_NAMES.items()} | {k: k for k in _EVENT_NAMES}
+
+
+@dataclass
+class HookInput:
+    event: str
+    harness: str
+    cwd: Path
+    root: Path | None
+    session_id: str | None = None
+    transcript: Path | None = None
+    prompt: str = ""
+    source: str | None = None
+    trigger: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def find_root(start: Path) -> Path | None:
+    """The enclosing git work tree (walks up for ``.git``; no git process on the hot path)."""
+    try:
+        cur = Path(os.path.realpath(start))
+    except OSError:
+        return None
+    for cand in (cur, *cur.parents):
+        if os.path.lexists(cand / ".git"):
+            return cand
+    return None
+
+
+def parse_input(event: str, raw: dict[str, Any], *, codex: bool) -> HookInput:
+    cwd = Path(_str(raw.get("cwd")) or os.getcwd())
+    transcript = _str(raw.get("transcript_path"))
+    harness = "codex" if codex or "turn_id" in raw else "claude-code"
+    return HookInput(
+        event=event,
+        harness=harness,
+        cwd=cwd,
+        root=find_root(cwd),
+        session_id=_str(raw.get("session_id")),
+        transcript=Path(transcript).expanduser() if transcript else None,
+        prompt=_str(raw.get("prompt")) or "",
+        source=_str(raw.get("source")),
+        trigger=_str(raw.get("trigger")),
+        raw=raw,
+    )
+
+
+def log(root: Path | None, record: dict[str, Any]) -> None:
+    """Append one JSON line to the repo's hook log (kept under LOG_MAX_BYTES; never raises)."""
+    if root is None:
+        return
+    try:
+        from contextfork import atomic
+
+        path = root / ".contextfork" / "logs" / "hooks.log"
+        line = (
+            json.dumps(
+                {"at": datetime.now(UTC).isoformat(timespec="milliseconds"), **record},
+                ensure_ascii=False,
+                default=str,
+            ).encode("utf-8")
+            + b"\n"
+        )
+        try:
+            old = path.read_bytes()
+        except FileNotFoundError:
+            old = b""
+        data = old + line
+        if len(data) > LOG_MAX_BYTES:
+            data = data[-LOG_MAX_BYTES:]
+            data = data[data.find(b"\n") + 1 :]
+        atomic.write_bytes(path, data)
+    except Exception:  # noqa: BLE001, S110 - logging must never break a hook
+        pass
+
+
+def _hook_output(event: str, context: str, message: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if context:
+        out["hookSpecificOutput"] = {
+            "hookEventName": _EVENT_NAMES[event],
+            "additionalContext": context,
+        }
+    if message:
+        out["systemMessage"] = message
+    return out
+
+
+# ---------------------------------------------------------------- user-prompt-submit
+
+
+def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], list[dict[str, Any]]]:
+    """Whole blocks while they fit; the rest are named (step + hash) so they can be paged."""
+    out: list[str] = []
+    left: list[dict[str, Any]] = []
+    used = 0
+    for n in nodes:
+        if used + len(n["block"]) <= budget:
+            out.append(n["block"])
+            used += len(n["block"])
+        else:
+            left.append(n)
+    return out, left
+
+
+def _store_sessions(root: Path, session_id: str) -> list[str]:
+    """This session's store, then the one it was forked from (its stubs point there)."""
+    from contextfork.harness.fork import parent_session
+
+    out = [session_id]
+    parent = parent_session(root, session_id)
+    if parent and parent not in out:
+        out.append(parent)
+    return out
+
+
+def _hydrated_nodes(
+    hook: HookInput, session_id: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from contextfork.cold import api as cold_api
+    from contextfork.cold.hydrate import body_of, render_block
+    from contextfork.cold.layout import StoreLayout, check_session_id
+    from contextfork.cold.store import read_node
+    from contextfork.hashing import sha256_text
+
+    assert hook.root is not None
+    layout = StoreLayout(hook.root / ".contextfork" / "cold", check_session_id(session_id))
+    if not layout.sqlite.exists():
+        return [], {"store": "absent"}
+    res = cold_api.scan(hook.prompt, store_dir=layout.dir)
+    nodes = []
+    for pick in res.data["selected"]:
+        node = read_node(layout, int(pick["step_id"]))  # all three identities re-verified now
+        body = body_of(node, pick["mode"])
+        if (
+            pick["mode"] == "content"
+            and node["content_encoding"] == "utf-8"
+            and (sha256_text(body) != node["payload_sha256"])
+        ):
+            raise RuntimeError(f"step {node['step_id']} failed its payload hash")
+        label = f"Step {node['step_id']} of session {session_id}: {node['summary']}\n"
+        nodes.append(
+            {
+                "step_id": node["step_id"],
+                "session": session_id,
+                "sha256": node["payload_sha256"],
+                "mode": pick["mode"],
+                "tokens": pick["tokens"],
+                "block": label + render_block(node, body, pick["mode"]),
+            }
+        )
+    return nodes, res.data
+
+
+def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
+    if not hook.prompt.strip() or hook.root is None or hook.session_id is None:
+        return "", {}
+    nodes: list[dict[str, Any]] = []
+    terms: list[str] = []
+    for sid in _store_sessions(hook.root, hook.session_id):
+        found, data = _hydrated_nodes(hook, sid)
+        nodes += found
+        terms = terms or list(data.get("terms", []))
+    if not nodes:
+        return "", {"terms": terms, "hydrated": []}
+    head = (
+        "contextfork paged these exact details of earlier steps of this session back in from "
+        "the cold store (each block is SHA-256 verified; step and payload_sha256 label it):\n"
+    )
+    pointer = "Page any step back in full with `contextfork fold hydrate STEP --session SESSION`.\n"
+    blocks, left = fit_blocks(nodes, MAX_CONTEXT_CHARS - len(head) - len(pointer) - 600)
+    tail = ""
+    if left:
+        tail = (
+            "Also relevant but over the size cap: "
+            + ", ".join(
+                f"step {n['step_id']} of {n['session']} (sha256 {n['sha256'][:16]}…)" for n in left
+            )
+            + ".\n"
+        )
+    context = head + "".join(blocks) + tail + pointer
+    shown = [n for n in nodes if n not in left]
+    info = {
+        "hydrated": [f"{n['session']}:{n['step_id']}" for n in shown],
+        "over_cap": [f"{n['session']}:{n['step_id']}" for n in left],
+        "tokens": sum(n["tokens"] for n in shown),
+        "chars": len(context),
+        "terms": terms,
+    }
+    return context[:MAX_CONTEXT_CHARS], info
+
+
+def footprint_warning(hook: HookInput) -> tuple[str | None, dict[str, Any]]:
+    from contextfork.harness import footprint as fp
+
+    if hook.root is None or hook.session_id is None or hook.transcript is None:
+        return None, {}
+    tokens = fp.recorded_footprint(hook.transcript)
+    if tokens is None:
+        return None, {}
+    th = fp.load_thresholds(hook.root)
+    level = fp.crossing(hook.root, hook.session_id, tokens, th)
+    info = {"footprint": tokens, "level": th.level(tokens)}
+    return (fp.warning_text(level, tokens, th) if level else None), info
+
+
+def on_user_prompt_submit(hook: HookInput) -> dict[str, Any]:
+    context, info = hydration_context(hook)
+    warning, finfo = footprint_warning(hook)
+    if info.get("hydrated") or info.get("over_cap"):
+        log(
+            hook.root,
+            {"event": hook.event, "session_id": hook.session_id, "action": "hydrate", **info},
+        )
+    if warning:
+        log(
+            hook.root,
+            {"event": hook.event, "session_id": hook.session_id, "action": "warn", **finfo},
+        )
+        context = (context + "\n" + warning) if context else warning
+    return _hook_output(hook.event, context[:MAX_CONTEXT_CHARS], warning)
+
+
+# ---------------------------------------------------------------- pre-compact / session-start
+
+
+def on_pre_compact(hook: HookInput) -> dict[str, Any]:
+    from contextfork.harness.briefs import pre_compact
+
+    info = pre_compact(hook)
+    log(
+        hook.root,
+        {
+            "event": hook.event,
+            "session_id": hook.session_id,
+            "trigger": hook.trigger,
+            "action": "fold+export",
+            **info,
+        },
+    )
+    return {}
+
+
+def on_session_start(hook: HookInput) -> dict[str, Any]:
+    from contextfork.harness.briefs import session_start
+
+    context, info = session_start(hook)
+    log(
+        hook.root,
+        {
+            "event": hook.event,
+            "session_id": hook.session_id,
+            "source": hook.source,
+            "action": "inject" if context else "none",
+            **info,
+        },
+    )
+    if len(context) > MAX_CONTEXT_CHARS:
+        context = (
+            context[: MAX_CONTEXT_CHARS - 200]
+            + "\n…(cut at the hook size cap; run `contextfork resume` for the full brief)\n"
+        )
+    return _hook_output(hook.event, context)
+
+
+HANDLERS: dict[str, Callable[[HookInput], dict[str, Any]]] = {
+    "user-prompt-submit": on_user_prompt_submit,
+    "pre-compact": on_pre_compact,
+    "session-start": on_session_start,
+}
+
+
+def _read_stdin() -> dict[str, Any]:
+    raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+    if not raw.strip():
+        return {}
+    obj = json.loads(raw)
+    if not isinstance(obj, dict):
+        raise TypeError("hook input is not a JSON object")
+    return obj
+
+
+def main(argv: list[str]) -> int:
+    """Run one hook; always exit 0, print valid hook JSON or nothing."""
+    started = time.perf_counter()
+    args = [a for a in argv if not a.startswith("-")]
+    codex = "--codex" in argv
+    event = _ALIASES.get(args[0].lower(), "") if args else ""
+    root: Path | None = None
+    if sys.stdin is not None and sys.stdin.isatty():
+        print(
+            "usage: contextfork hook user-prompt-submit|pre-compact|session-start [--codex] "
+            "< hook-input.json  (run by Claude Code / Codex; see `contextfork hook --help`)",
+            file=sys.stderr,
+        )
+        return 0
+    try:
+        root = find_root(Path.cwd())
+        raw = _read_stdin()
+        if not event:
+            event = _ALIASES.get(str(raw.get("hook_event_name", "")).lower(), "")
+        if not event:
+            log(
+                root,
+                {
+                    "event": args[0] if args else None,
+                    "level": "error",
+                    "message": "unknown hook event",
+                },
+            )
+            return 0
+        hook = parse_input(event, raw, codex=codex)
+        root = hook.root or root
+        out = HANDLERS[event](hook)
+        if out:
+            text = json.dumps(out, ensure_ascii=False)
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except (BrokenPipeError, OSError):
+                pass
+        if os.environ.get("CONTEXTFORK_HOOK_TIMING"):
+            log(root, {"event": event, "ms": round((time.perf_counter() - started) * 1000, 1)})
+    except BaseException as err:  # noqa: BLE001 - a hook must never block the harness
+        if isinstance(err, KeyboardInterrupt):
+            return 0
+        log(
+            root,
+            {
+                "event": event or None,
+                "level": "error",
+                "error": f"{type(err).__name__}: {err}",
+                "trace": traceback.format_exc(limit=6),
+            },
+        )
+    return 0

@@ -1,0 +1,369 @@
+"""``contextfork mcp``: the IPSF tools and the fold tools over MCP (stdio), for any agent.
+
+The only module that imports ``mcp`` (an optional extra costing ~1 s to import, so never on a
+hook's path). Every tool takes the workspace as a path a model wrote, so each one goes through
+``allowed_roots`` first: the workspace, its git root, any package or transcript path must lie
+inside ``CONTEXTFORK_ALLOWED_ROOTS`` with no ``..`` and no symlink on the way. Tools return the
+same versioned JSON envelope as ``--json``; a refused or failed call is an MCP tool error whose
+text is the one-line reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from contextfork.envelope import Result, envelope
+from contextfork.errors import ContextforkError, NotFoundError, UsageError
+from contextfork.harness import allowed_roots
+from contextfork.package.models import ActiveGoal, Decision, FailedApproach, NextAction, Risk
+
+T = TypeVar("T")
+
+INSTRUCTIONS = """contextfork keeps long coding sessions lossless.
+- get_context_status: how full the context is and what the policy recommends.
+- export_session_context: write a verified handoff package; pass the handoff parts as fields
+  (goal, decisions, failed approaches with the action to bar, risks, next action). Part 3 (the
+  working tree) is filled from git. The result lists parts still unfilled.
+- validate_session_context / resume_session_context / get_package_details /
+  read_handoff_summary / clean_session_context (dry run unless confirm=true): packages.
+- scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store.
+All paths must lie inside CONTEXTFORK_ALLOWED_ROOTS."""
+
+
+def _call(fn: Callable[[], Result]) -> dict[str, Any]:
+    """Run one tool body: envelope on success, a one-line MCP tool error otherwise."""
+    try:
+        result = fn()
+    except ContextforkError as err:
+        raise ToolError(f"{type(err).__name__}: {err.one_line()}") from err
+    except OSError as err:
+        raise ToolError(f"OSError: {err.strerror or err}: {err.filename or ''}") from err
+    return envelope(result)
+
+
+def _roots() -> allowed_roots.AllowedRoots:
+    return allowed_roots.load()
+
+
+def workspace_root(workspace: str | None) -> Path:
+    """The git root of an allowed workspace; it must itself be inside the allowed roots."""
+    from contextfork import gitstate
+
+    roots = _roots()
+    ws = roots.check(workspace)
+    root = Path(gitstate.repo_root(ws)).resolve()
+    if not roots.contains(root):
+        raise allowed_roots.PathRefused(
+            f"the repository root {root} of {ws} is outside the allowed roots"
+        )
+    return root
+
+
+def package_spec(root: Path, package: str | None) -> str | None:
+    """An id (or prefix) as is; anything path-like must pass the allowed-roots check."""
+    if not package:
+        return None
+    if "/" in package or "\\" in package or package.startswith(".") or "\x00" in package:
+        return str(_roots().check(package, what="package"))
+    return package
+
+
+def _session(session_id: str | None) -> str:
+    from contextfork.cold.layout import check_session_id
+
+    if not session_id:
+        raise UsageError("session_id is required (the harness session whose cold store to use)")
+    return check_session_id(session_id)
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json", exclude_unset=True) if dump else value
+
+
+def _transcript(path: str | None) -> Path | None:
+    return _roots().check_transcript(path) if path else None
+
+
+# ------------------------------------------------------------------------- tool bodies
+
+
+def get_context_status(
+    workspace: str | None = None, transcript_path: str | None = None
+) -> dict[str, Any]:
+    """Footprint, breakdown, risk level and recommendation of the session, plus the git state."""
+
+    def run() -> Result:
+        from contextfork.telemetry.status import build_status
+
+        root = workspace_root(workspace)
+        return build_status(_transcript(transcript_path), root, root)
+
+    return _call(run)
+
+
+def export_session_context(
+    workspace: str | None = None,
+    active_goal: ActiveGoal | None = None,
+    settled_decisions: list[Decision] | None = None,
+    failed_approaches: list[FailedApproach] | None = None,
+    open_risks: list[Risk] | None = None,
+    next_action: NextAction | None = None,
+    session_id: str | None = None,
+    transcript_path: str | None = None,
+) -> dict[str, Any]:
+    """Export a handoff package: the parts you pass, git's exact state, schema-validated.
+
+    Part 3 (working tree) is machine-filled. Failed approaches need a barred_action (what the
+    next session must not retry). The result lists unfilled parts and validation problems.
+    """
+
+    def run() -> Result:
+        import json
+
+        from contextfork.harness.briefs import transcript_seed
+        from contextfork.package import api
+        from contextfork.package.export import ExportOptions
+        from contextfork.package.handoff import parse_input, unfilled
+
+        root = workspace_root(workspace)
+        transcript = _transcript(transcript_path)
+        parts: dict[str, Any] = {
+            "active_goal": active_goal,
+            "settled_decisions": settled_decisions,
+            "failed_approaches": failed_approaches,
+            "open_risks": open_risks,
+            "next_action": next_action,
+        }
+        given = parse_input(
+            {k: _dump(v) for k, v in parts.items() if v is not None}, "from the MCP call"
+        )
+        opts = ExportOptions(
+            trigger="mcp",
+            session_id=session_id,
+            handoff_input=given,
+            transcript=transcript,
+            harness="mcp",
+            seed=transcript_seed(root, transcript, session_id, "mcp"),
+        )
+        exported = api.export_package(root, opts)
+        pkg = Path(exported.data["path"])
+        check = api.validate(root, str(pkg))
+        handoff = json.loads((pkg / "handoff.json").read_text(encoding="utf-8"))
+        missing = unfilled(handoff)
+        data = {
+            **exported.data,
+            "valid": check.data["valid"],
+            "unfilled": missing,
+            "handoff_summary": str(pkg / "handoff_summary.md"),
+        }
+        text = exported.text or ""
+        text += "\nunfilled parts: " + (", ".join(missing) if missing else "none")
+        return Result(
+            "export",
+            data=data,
+            problems=exported.problems + check.problems,
+            exit_code=check.exit_code if not check.data["valid"] else 0,
+            text=text,
+        )
+
+    return _call(run)
+
+
+def validate_session_context(
+    workspace: str | None = None, package: str | None = None
+) -> dict[str, Any]:
+    """Validate a package (hashes, schemas, hostile paths, patch vs recorded HEAD); latest by default."""
+
+    def run() -> Result:
+        from contextfork.package import api
+
+        root = workspace_root(workspace)
+        return api.validate(root, package_spec(root, package))
+
+    return _call(run)
+
+
+def resume_session_context(
+    workspace: str | None = None,
+    package: str | None = None,
+    session_id: str | None = None,
+    apply: bool = False,
+) -> dict[str, Any]:
+    """Validate, report drift against the live repo, return the resume brief, mark consumed.
+
+    apply=true restores the exported working state onto a clean checkout of the same HEAD.
+    """
+
+    def run() -> Result:
+        from contextfork.resume.api import resume
+
+        root = workspace_root(workspace)
+        return resume(root, package_spec(root, package), apply=apply, session_id=session_id)
+
+    return _call(run)
+
+
+def get_package_details(workspace: str | None = None, package: str | None = None) -> dict[str, Any]:
+    """Metadata, manifest, handoff (with unfilled parts) and consumed state of one package."""
+
+    def run() -> Result:
+        import json
+
+        from contextfork.package import store
+        from contextfork.package.handoff import unfilled
+
+        root = workspace_root(workspace)
+        ref = store.resolve(root, package_spec(root, package))
+
+        def read(name: str) -> Any:
+            return json.loads((ref.path / name).read_text(encoding="utf-8"))
+
+        state_file = ref.path.parent / f"{ref.package_id}.state.json"
+        consumed = read_state(state_file)
+        handoff = read("handoff.json")
+        data = {
+            "package_id": ref.package_id,
+            "path": str(ref.path),
+            "metadata": read("session_metadata.json"),
+            "manifest": read("manifest.json"),
+            "handoff": handoff,
+            "unfilled": unfilled(handoff),
+            "consumed": consumed,
+        }
+        return Result("packages show", data=data, text=f"package {ref.package_id}")
+
+    return _call(run)
+
+
+def read_state(path: Path) -> Any:
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def clean_session_context(
+    workspace: str | None = None, keep: int = 5, confirm: bool = False, force: bool = False
+) -> dict[str, Any]:
+    """Remove old packages, keeping the newest `keep`. A dry run unless confirm=true;
+    unconsumed packages are kept unless force=true."""
+
+    def run() -> Result:
+        root = workspace_root(workspace)
+        try:
+            from contextfork import packages_admin
+        except ImportError as err:
+            raise NotFoundError("package cleaning is not available in this build") from err
+        return packages_admin.clean(root, keep=keep, yes=confirm, force=force)
+
+    return _call(run)
+
+
+def read_handoff_summary(
+    workspace: str | None = None, package: str | None = None
+) -> dict[str, Any]:
+    """The 6-part handoff_summary.md of a package (latest by default)."""
+
+    def run() -> Result:
+        from contextfork.package import store
+
+        root = workspace_root(workspace)
+        ref = store.resolve(root, package_spec(root, package))
+        text = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")
+        return Result("handoff", data={"package_id": ref.package_id, "markdown": text}, text=text)
+
+    return _call(run)
+
+
+def scan_context(prompt: str, session_id: str, workspace: str | None = None) -> dict[str, Any]:
+    """Hydrate the folded steps a prompt needs (RGSC, budgets, newest owner wins), verified."""
+
+    def run() -> Result:
+        from contextfork.cold import api
+
+        root = workspace_root(workspace)
+        return api.scan(prompt, repo=root, session=_session(session_id))
+
+    return _call(run)
+
+
+def hydrate_step(step: int, session_id: str, workspace: str | None = None) -> dict[str, Any]:
+    """The exact bytes of one folded step into this turn (SHA-256 verified, within the budget)."""
+
+    def run() -> Result:
+        from contextfork.cold import api
+
+        root = workspace_root(workspace)
+        return api.hydrate(step, repo=root, session=_session(session_id))
+
+    return _call(run)
+
+
+def peek_fold(
+    step: int, session_id: str, workspace: str | None = None, offset: int = 0, length: int = 4000
+) -> dict[str, Any]:
+    """A verified slice of a folded step (developer view: no prompt budget, no turn state)."""
+
+    def run() -> Result:
+        from contextfork.cold import api
+
+        root = workspace_root(workspace)
+        if offset < 0 or length <= 0:
+            raise UsageError("offset must be >= 0 and length > 0")
+        shown = api.show(step, repo=root, session=_session(session_id))
+        node = shown.data["node"]
+        content = str(node["content"])
+        piece = content[offset : offset + length]
+        data = {
+            "step_id": step,
+            "payload_sha256": node["payload_sha256"],
+            "verified": True,
+            "summary": node["summary"],
+            "offset": offset,
+            "length": len(piece),
+            "total": len(content),
+            "more": offset + len(piece) < len(content),
+            "content": piece,
+        }
+        return Result("fold peek", data=data, text=piece)
+
+    return _call(run)
+
+
+TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
+    get_context_status,
+    export_session_context,
+    validate_session_context,
+    resume_session_context,
+    get_package_details,
+    clean_session_context,
+    read_handoff_summary,
+    scan_context,
+    hydrate_step,
+    peek_fold,
+)
+
+
+def build_server() -> MCPServer:
+    from contextfork import __version__
+
+    server: MCPServer = MCPServer(
+        "contextfork", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+    for fn in TOOLS:
+        server.add_tool(fn, structured_output=False)
+    return server
+
+
+def run_stdio() -> None:
+    build_server().run("stdio")
