@@ -104,7 +104,10 @@ def apply_package(
     if before == meta.worktree_tree_sha:
         out.already, out.tree_after = True, before
         return out
-    dirty = gitstate.is_dirty(root)
+    # Untracked files the package itself restores are judged one by one below (identical, or
+    # in the way); anything else uncommitted makes the checkout unclean.
+    ours = {f.path for f in um.files if f.captured}
+    dirty = [p for p in gitstate.is_dirty(root) if p not in ours]
     if dirty and not force:
         shown = ", ".join(dirty[:5]) + (" …" if len(dirty) > 5 else "")
         raise DriftError(
