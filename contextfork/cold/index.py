@@ -116,6 +116,12 @@ def node_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0])
 
 
+def at_most(conn: sqlite3.Connection, limit: int) -> bool:
+    """True when the index holds at most ``limit`` nodes, in O(limit) rather than O(store)."""
+    row = conn.execute("SELECT 1 FROM nodes LIMIT 1 OFFSET ?", (limit,)).fetchone()
+    return row is None
+
+
 def expand_term(conn: sqlite3.Connection, term: str) -> list[str]:
     """The index terms a prompt term matches: itself plus safe prefix partners present."""
     out = [term]

@@ -129,7 +129,7 @@ def _commit(layout: StoreLayout, node: dict[str, Any], *, auto_view: bool) -> Fo
         write_bytes(path, node_bytes(node))  # phase 1: the node, atomically
         with idx.transaction(conn):  # phase 2: its index rows, in one transaction
             idx.add_node(conn, node)
-        if auto_view and idx.node_count(conn) <= idx.AUTO_VIEW_MAX_NODES:
+        if auto_view and idx.at_most(conn, idx.AUTO_VIEW_MAX_NODES):
             idx.export_ipcf_view(conn, layout, policy_sha256(policy))
     return FoldOutcome(sid, "written", node, path)
 
