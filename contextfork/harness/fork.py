@@ -57,9 +57,9 @@ def _has_binary(content: Any) -> bool:
 def stub_text(step: int, text: str, sha: str, session: str) -> str:
     return (
         f"{STUB_PREFIX} — step {step}, {len(text):,} chars, sha256 {sha}. "
-        f"The exact bytes are in the cold store of session {session}: page them back with "
-        f"`contextfork fold hydrate {step} --session {session}` (SHA-256 verified); prompts "
-        "that name its details page matching parts in automatically.]"
+        f"The exact bytes are in the cold store of session {session}: read them back with "
+        f"`contextfork fold show {step} --session {session}` (SHA-256 verified; the MCP tool "
+        "peek_fold pages it in slices); prompts that name its details page it in automatically.]"
     )
 
 

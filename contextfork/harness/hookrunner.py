@@ -208,7 +208,7 @@ def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
         "contextfork paged these exact details of earlier steps of this session back in from "
         "the cold store (each block is SHA-256 verified; step and payload_sha256 label it):\n"
     )
-    pointer = "Page any step back in full with `contextfork fold hydrate STEP --session SESSION`.\n"
+    pointer = "Read any step in full with `contextfork fold show STEP --session SESSION`.\n"
     blocks, left = fit_blocks(nodes, MAX_CONTEXT_CHARS - len(head) - len(pointer) - 600)
     tail = ""
     if left:

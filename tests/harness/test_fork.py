@@ -1,0 +1,173 @@
+"""`contextfork fork` writes a folded continuation our adapter reads back; the original is untouched."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from contextfork.hashing import sha256_file, sha256_text
+from contextfork.transcript import load_session
+from tests.harness import cc_fixture
+from tests.helpers import Repo, run_cli
+
+STUB = re.compile(r"step (\d+), [\d,]+ chars, sha256 ([0-9a-f]{64})")
+
+
+def _fork(repo: Repo, transcript: Path, *args: str) -> dict[str, object]:
+    res = run_cli("fork", "--transcript", str(transcript), "--json", *args, cwd=repo.path)
+    assert res.returncode == 0, res.stderr + res.stdout
+    data: dict[str, object] = res.json()["data"]
+    return data
+
+
+def test_fork_writes_a_coherent_folded_session_and_keeps_the_original(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    before = sha256_file(t)
+    data = _fork(repo, t)
+    assert sha256_file(t) == before
+    new_id = str(data["session_id"])
+    fork = t.parent / f"{new_id}.jsonl"
+    assert data["fork"] == str(fork) and fork.exists()
+    assert data["resume_command"] == f"claude --resume {new_id}"
+    original, forked = load_session(t), load_session(fork)
+    assert forked.session_id == new_id and forked.format == "claude-code"
+    assert len(forked.steps) == len(original.steps)
+    assert [c.id for c in forked.tool_calls] == [c.id for c in original.tool_calls]
+    lines = [json.loads(line) for line in fork.read_text().splitlines()]
+    old_uuids = {json.loads(line)["uuid"] for line in t.read_text().splitlines()}
+    seen: set[str] = set()
+    for obj in lines:
+        assert obj["sessionId"] == new_id
+        assert obj["uuid"] not in old_uuids
+        assert obj["parentUuid"] is None or obj["parentUuid"] in seen
+        assert obj["forkedFrom"]["sessionId"] == cc_fixture.SESSION
+        assert obj["forkedFrom"]["messageUuid"] in old_uuids
+        seen.add(obj["uuid"])
+    for raw in fork.read_text().splitlines():  # compact JSON, as Claude Code writes it
+        assert raw == json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":"))
+
+
+def test_stubs_name_step_and_hash_and_the_bytes_are_in_the_cold_store(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    data = _fork(repo, t)
+    assert data["stubbed"] == 1
+    forked = load_session(Path(str(data["fork"])))
+    result = forked.steps[0].tool_results[0]
+    m = STUB.search(result.content)
+    assert (
+        m and f"contextfork fold show {m.group(1)} --session {cc_fixture.SESSION}" in result.content
+    )
+    assert m.group(2) == sha256_text(cc_fixture.big_output())
+    node = (
+        repo.path
+        / ".contextfork"
+        / "cold"
+        / cc_fixture.SESSION
+        / "cold_nodes"
+        / f"step_{int(m.group(1)):06d}.json"
+    )
+    shown = run_cli(
+        "fold", "show", m.group(1), "--session", cc_fixture.SESSION, "--json", cwd=repo.path
+    )
+    assert shown.returncode == 0, shown.stderr
+    stored = shown.json()["data"]["node"]
+    payload = stored["content"]
+    assert json.loads(node.read_text())["payload_sha256"] == stored["payload_sha256"]
+    assert shown.json()["data"]["verified"] is True
+    recovered = [json.loads(line) for line in payload.splitlines()]
+    texts = [
+        b["content"]
+        for o in recovered
+        for b in (o.get("message", {}).get("content") or [])
+        if isinstance(b, dict) and b.get("type") == "tool_result" and b["tool_use_id"] == "toolu_01"
+    ]
+    assert texts and sha256_text(texts[0]) == m.group(2)
+    # the small failing result was not stubbed
+    assert "AssertionError" in forked.steps[1].tool_results[0].content
+    line = next(
+        json.loads(x)
+        for x in Path(str(data["fork"])).read_text().splitlines()
+        if "toolu_01" in x and '"tool_result"' in x
+    )
+    assert "toolUseResult" not in line
+
+
+def test_fork_exports_a_package_with_trigger_fork(repo: Repo, tmp_path: Path) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    data = _fork(repo, t)
+    meta = json.loads(
+        (
+            repo.path
+            / ".contextfork"
+            / "packages"
+            / str(data["package_id"])
+            / "session_metadata.json"
+        ).read_text()
+    )
+    assert meta["trigger"] == "fork"
+    assert meta["parent_session_id"] == cc_fixture.SESSION
+
+
+def test_fork_prints_the_resume_command(repo: Repo, tmp_path: Path) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / "s.jsonl", repo.path)
+    res = run_cli("fork", "--transcript", str(t), cwd=repo.path)
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"^claude --resume [0-9a-f-]{36}$", res.stdout, re.M)
+
+
+def test_the_forked_session_pages_from_its_parents_store(repo: Repo, tmp_path: Path) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    data = _fork(repo, t)
+    ask = {
+        "session_id": data["session_id"],
+        "transcript_path": data["fork"],
+        "cwd": str(repo.path),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": f"show the {cc_fixture.BIG_MARKER} lines",
+    }
+    res = run_cli("hook", "user-prompt-submit", cwd=repo.path, input=json.dumps(ask))
+    ctx = json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert cc_fixture.BIG_MARKER in ctx and cc_fixture.SESSION in ctx
+
+
+def test_fork_refuses_a_non_claude_transcript(repo: Repo, tmp_path: Path) -> None:
+    t = tmp_path / "chat.json"
+    t.write_text(
+        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
+    )
+    res = run_cli("fork", "--transcript", str(t), cwd=repo.path)
+    assert res.returncode == 2 and "fork writes Claude Code sessions" in res.stderr
+
+
+def test_fork_of_the_dev_set_session_shrinks_the_footprint(
+    repo: Repo, tmp_path: Path, transcripts_dir: Path
+) -> None:
+    src = transcripts_dir / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    t = tmp_path / "proj" / src.name
+    t.parent.mkdir()
+    shutil.copyfile(src, t)
+    data = _fork(repo, t)
+    assert sha256_file(t) == sha256_file(src)
+    before, after = data["tokens_before"], data["tokens_after"]
+    assert isinstance(before, dict) and isinstance(after, dict)
+    assert after["chain"] < before["chain"] and after["window"] <= before["window"]
+    assert int(str(data["stubbed"])) > 10
+    assert len(load_session(Path(str(data["fork"]))).steps) == len(load_session(t).steps)
+
+
+@pytest.mark.parametrize("min_chars", ["50"])
+def test_every_stub_verifies_even_when_many_are_made(
+    repo: Repo, tmp_path: Path, min_chars: str
+) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / "s.jsonl", repo.path)
+    data = _fork(repo, t, "--min-chars", min_chars)
+    assert data["stubbed"] == 2  # the error output is now long enough too
+    assert load_session(Path(str(data["fork"]))).steps[1].tool_results[0].is_error
