@@ -84,19 +84,21 @@ def _walk_up_for_git(start: Path) -> Path | None:
 
 
 def find_repo_root(repo: Path | None) -> Path:
-    """The git root of ``repo`` (or of the cwd); uses contextfork.gitstate when it exists."""
+    """The git root of ``repo`` (or of the cwd), via ``contextfork.gitstate``.
+
+    Falls back to walking up for ``.git`` when git itself cannot answer (no git binary, a bare
+    ``.git`` placeholder), so the store still opens where a repository is evident.
+    """
+    from contextfork import gitstate
+    from contextfork.errors import ContextforkError
+
     start = Path(repo) if repo is not None else Path.cwd()
     if not start.exists():
         raise NotFoundError(f"repository {start} does not exist", hint="pass --repo PATH")
     try:
-        from contextfork import gitstate  # type: ignore[attr-defined,unused-ignore]
-
-        root = gitstate.repo_root(start)
-        if root is not None:
-            return Path(root)
-    except Exception:  # noqa: BLE001, S110 - no gitstate yet, or its own errors: plain walk
-        pass
-    found = _walk_up_for_git(start)
+        return Path(gitstate.repo_root(start))
+    except (ContextforkError, OSError):
+        found = _walk_up_for_git(start)
     if found is None:
         raise NotFoundError(f"{start} is not inside a git repository", hint="pass --repo PATH")
     return found
