@@ -22,11 +22,11 @@ from typing import Any
 from contextfork import atomic
 from contextfork.envelope import Problem, Result
 from contextfork.errors import IntegrityError, UsageError
+from contextfork.harness.hookrunner import fork_record_path
 from contextfork.hashing import sha256_file, sha256_text
 
 STUB_MIN_CHARS = 2_000
 STUB_PREFIX = "[contextfork: tool result folded out of this fork"
-FORKS_DIR = ("harness", "forks")
 
 
 def result_text(content: Any) -> str:
@@ -275,7 +275,7 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
             f"fork of {transcript.name} failed its read-back check: {problems[0].message}"
         )
     atomic.write_json(
-        repo / ".contextfork" / FORKS_DIR[0] / FORKS_DIR[1] / f"{new_id}.json",
+        fork_record_path(repo, new_id),
         {
             "session_id": new_id,
             "forked_from": orig_id,
@@ -321,14 +321,3 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         ]
     )
     return Result("fork", data=data, problems=problems, text=text)
-
-
-def parent_session(repo: Path, session_id: str) -> str | None:
-    """The session a fork continues (hooks page from the parent's cold store too)."""
-    path = repo / ".contextfork" / FORKS_DIR[0] / FORKS_DIR[1] / f"{session_id}.json"
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    parent = data.get("forked_from") if isinstance(data, dict) else None
-    return parent if isinstance(parent, str) else None

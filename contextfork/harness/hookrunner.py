@@ -144,10 +144,23 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
     return out, left
 
 
+def fork_record_path(root: Path, session_id: str) -> Path:
+    """Where ``contextfork fork`` records which session a fork continues."""
+    return root / ".contextfork" / "harness" / "forks" / f"{session_id}.json"
+
+
+def parent_session(root: Path, session_id: str) -> str | None:
+    """The session a fork continues (its stubs point into that session's cold store)."""
+    try:
+        data = json.loads(fork_record_path(root, session_id).read_bytes())
+    except (OSError, ValueError):
+        return None
+    parent = data.get("forked_from") if isinstance(data, dict) else None
+    return parent if isinstance(parent, str) else None
+
+
 def _store_sessions(root: Path, session_id: str) -> list[str]:
     """This session's store, then the one it was forked from (its stubs point there)."""
-    from contextfork.harness.fork import parent_session
-
     out = [session_id]
     parent = parent_session(root, session_id)
     if parent and parent not in out:
