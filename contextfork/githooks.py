@@ -22,7 +22,7 @@ from typing import Any
 MARKER = "contextfork-managed-hook: v1"
 HOOKS = ("pre-commit", "post-commit")
 CONFIG = "git-hooks.json"
-PENDING = "hooks/pending-checkpoint.json"
+PENDING = "hooks/pending-note.txt"  # the note text itself; post-commit attaches it verbatim
 NOTE_KEY = "contextfork-checkpoint"
 
 
@@ -73,11 +73,14 @@ def _render(hook: str, strict: bool) -> str:
     import shlex
 
     from contextfork import __version__
+    from contextfork.gitstate import NOTES_REF
+    from contextfork.package.store import STATE_DIR
     from contextfork.resources import render_template
 
     return render_template(
         f"git-{hook}.sh.j2", marker=MARKER, hook=hook, strict=strict,
         python=shlex.quote(sys.executable), version=__version__,
+        pending=shlex.quote(f"{STATE_DIR}/{PENDING}"), notes_ref=NOTES_REF,
     )  # fmt: skip
 
 
@@ -156,9 +159,10 @@ def _hook_root() -> Path:
     from contextfork import gitstate
     from contextfork.errors import UsageError
 
-    root = gitstate.repo_root(Path.cwd())
+    loc = gitstate.locate(Path.cwd())  # one git call: root and git dir
+    root = loc.root
     given = os.environ.get("GIT_DIR")
-    if given and Path(given).resolve() != gitstate.git_dir(root).resolve():
+    if given and Path(given).resolve() != loc.git_dir.resolve():
         raise UsageError(f"GIT_DIR={given} is not the git dir of {root}; checkpoint skipped")
     return root
 
@@ -177,15 +181,14 @@ def pre_commit(root: Path) -> str:
         "package_id": out.package_id,
         "manifest_sha256": sha256_file(out.path / "manifest.json")[0],
         "package_sha256": out.manifest["package_sha256"],
-        "head_before": out.git_status.get("head"),
     }
-    atomic.write_json(_state_dir(root) / PENDING, pending)
+    atomic.write_text(_state_dir(root) / PENDING, note_text(pending))
     keep = cfg.get("keep_checkpoints", 20)
     prune_checkpoints(root, keep if isinstance(keep, int) else 20)
     return out.package_id
 
 
-def note_text(pending: dict[str, Any]) -> str:
+def note_text(pending: dict[str, str]) -> str:
     return (
         f"{NOTE_KEY}: {pending['package_id']}\n"
         f"manifest-sha256: {pending['manifest_sha256']}\n"
@@ -203,20 +206,24 @@ def parse_note(text: str) -> dict[str, str]:
 
 
 def post_commit(root: Path) -> str | None:
-    """Attach the pending checkpoint to the commit just made; None when there is none."""
+    """Attach the pending checkpoint note to the commit just made; None when there is none.
+
+    The installed post-commit script does the same in two shell lines (no Python start-up on
+    every commit); this is the path for hook managers (`contextfork git-hook post-commit`).
+    """
     from contextfork import gitstate
 
     pending_file = _state_dir(root) / PENDING
     try:
-        pending = json.loads(pending_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = pending_file.read_text(encoding="utf-8")
+    except OSError:
         return None
-    head = gitstate.head(root).sha
-    if head is None:
+    head = gitstate.resolve_commit(root, "HEAD")
+    if head is None or NOTE_KEY not in parse_note(text):
         return None
-    gitstate.add_note(root, head, note_text(pending))
+    gitstate.add_note(root, head, text)
     os.unlink(pending_file)
-    return str(pending["package_id"])
+    return parse_note(text)[NOTE_KEY]
 
 
 def main(argv: list[str]) -> int:

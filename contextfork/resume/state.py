@@ -12,12 +12,12 @@ import json
 import os
 import socket
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from contextfork import atomic
-from contextfork.lifecycle_models import ConsumedState, Consumption
-from contextfork.package.store import utc_now_iso
+
+if TYPE_CHECKING:  # pydantic stays off the git-hook path (pruning only needs state_path/forget)
+    from contextfork.lifecycle_models import ConsumedState
 
 
 def state_path(pkg_dir: Path) -> Path:
@@ -26,6 +26,10 @@ def state_path(pkg_dir: Path) -> Path:
 
 def load(pkg_dir: Path, package_id: str) -> ConsumedState:
     """The recorded state; an unreadable file counts as 'never consumed' rather than failing."""
+    from pydantic import ValidationError
+
+    from contextfork.lifecycle_models import ConsumedState
+
     path = state_path(pkg_dir)
     try:
         return ConsumedState.model_validate(json.loads(path.read_text(encoding="utf-8")))
@@ -44,6 +48,9 @@ def session_from_env() -> str | None:
 def mark_consumed(
     pkg_dir: Path, package_id: str, *, session_id: str | None, applied: bool, drift: bool
 ) -> ConsumedState:
+    from contextfork.lifecycle_models import Consumption
+    from contextfork.package.store import utc_now_iso
+
     state = load(pkg_dir, package_id)
     try:
         user: str | None = getpass.getuser()

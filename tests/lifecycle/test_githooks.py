@@ -10,7 +10,7 @@ import pytest
 from contextfork import githooks
 from contextfork.errors import UsageError
 from contextfork.package import store
-from tests.helpers import Repo, clean_env, make_repo, run_cli
+from tests.helpers import Repo, clean_env, run_cli
 
 FOREIGN = b"#!/bin/sh\necho foreign-hook-ran\nexit 0\n"
 
