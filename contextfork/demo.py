@@ -1,7 +1,10 @@
 """``contextfork demo``: the whole cycle on an embedded sample, in a throwaway repository.
 
-Later areas append their steps to ``STEPS`` (fold, page-in, resume) so the demo grows with the
-tool; each step gets the demo context and returns one line of narrative.
+The story: the status badge of a sample Claude Code session → fold it into the cold store → a
+prompt that pages a folded detail back in (through the real hook handler) → export → validate →
+resume after another edit, with the drift report. Each step gets the demo context and returns
+one line of narrative; ``run_demo(steps=[...])`` runs a subset (the export/validate pair works
+on its own).
 """
 
 from __future__ import annotations
@@ -68,13 +71,82 @@ def make_sample_repo(root: Path) -> None:
     (root / ".env").write_text("SECRET=never-captured\n")
 
 
+def _session_path(ctx: DemoContext) -> Path:
+    from contextfork.harness.sample_session import SESSION_ID
+
+    return ctx.root.parent / "claude-projects" / f"{SESSION_ID}.jsonl"
+
+
+def _step_badge(ctx: DemoContext) -> str:
+    """The statusLine badge of the embedded sample session (telemetry from recorded usage)."""
+    from contextfork.harness.sample_session import write_transcript
+    from contextfork.telemetry.status import build_status
+
+    transcript = write_transcript(_session_path(ctx), ctx.root)
+    res = build_status(transcript, ctx.root, ctx.root)
+    risk = res.data.get("risk") or {}
+    ctx.facts["badge"] = risk.get("badge")
+    ctx.facts["transcript"] = str(transcript)
+    return f"status   → {risk.get('badge')} (recorded usage of the sample Claude Code session)"
+
+
+def _step_fold(ctx: DemoContext) -> str:
+    """Fold every step of the session into its cold store (what the PreCompact hook does)."""
+    from contextfork.cold import api as cold_api
+    from contextfork.harness.sample_session import SESSION_ID
+
+    res = cold_api.fold_session(Path(ctx.facts["transcript"]), repo=ctx.root, session=SESSION_ID)
+    d = res.data
+    ctx.facts["fold"] = {k: d[k] for k in ("steps", "written", "payload_bytes", "tokens")}
+    return (
+        f"fold     → {d['steps']} steps folded byte-exact into .contextfork/cold/{SESSION_ID[:8]}… "
+        f"({d['payload_bytes']} bytes, {d['tokens']} tokens out of the prompt)"
+    )
+
+
+def _step_page_in(ctx: DemoContext) -> str:
+    """Ask the reference question through the real UserPromptSubmit hook handler."""
+    import re
+
+    from contextfork.cold.scenario import REFERENCE_QUESTION
+    from contextfork.harness.hookrunner import on_user_prompt_submit, parse_input
+    from contextfork.harness.sample_session import SESSION_ID
+
+    payload = {
+        "session_id": SESSION_ID,
+        "transcript_path": ctx.facts["transcript"],
+        "cwd": str(ctx.root),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": REFERENCE_QUESTION,
+    }
+    out = on_user_prompt_submit(parse_input("user-prompt-submit", payload, codex=False))
+    context = out.get("hookSpecificOutput", {}).get("additionalContext", "")
+    steps = [int(m) for m in re.findall(r'<cold-step step="(\d+)"', context)]
+    ctx.facts["paged_in"] = steps
+    ctx.facts["page_in_chars"] = len(context)
+    return (
+        f'page-in  → "{REFERENCE_QUESTION}" → hook injected steps {steps} '
+        f"({len(context)} chars, each SHA-256 verified): the newest port, the re-applied "
+        "migration and the rollback that explains it; superseded port steps stay folded"
+    )
+
+
 def _step_export(ctx: DemoContext) -> str:
     from contextfork.package import api
     from contextfork.package.export import ExportOptions
 
-    res = api.export_package(
-        ctx.root, ExportOptions(goal="Port billing to the new currency API", trigger="demo")
-    )
+    opts = ExportOptions(goal="Port billing to the new currency API", trigger="demo")
+    if ctx.facts.get("transcript"):
+        from contextfork.harness.briefs import transcript_seed
+        from contextfork.harness.sample_session import SESSION_ID
+
+        transcript = Path(ctx.facts["transcript"])
+        opts.session_id = SESSION_ID
+        opts.transcript = transcript
+        opts.harness = "claude-code"
+        opts.seed = transcript_seed(ctx.root, transcript, SESSION_ID, "claude-code")
+        opts.cold_store_refs = [f".contextfork/cold/{SESSION_ID}"]
+    res = api.export_package(ctx.root, opts)
     ctx.facts["package_id"] = res.data["package_id"]
     ctx.facts["export"] = res.data
     d = res.data
@@ -94,8 +166,39 @@ def _step_validate(ctx: DemoContext) -> str:
     return f"validate → {'valid' if d['valid'] else 'INVALID'}: {d['errors']} error(s), {d['warnings']} warning(s) (unfilled handoff parts are warnings)"
 
 
+def _step_resume(ctx: DemoContext) -> str:
+    """Another session edits a file, then a new session resumes: the drift report names it."""
+    from contextfork.resume.api import resume
+
+    with (ctx.root / "src" / "billing.py").open("a") as fh:
+        fh.write("# edited after the export\n")
+    res = resume(ctx.root, ctx.facts["package_id"], session_id="demo-next-session")
+    drift = res.data.get("drift") or {}
+    ctx.facts["resume"] = {
+        "valid": res.data.get("valid"),
+        "drifted": drift.get("drifted"),
+        "changed": drift.get("changed", []),
+        "missing": drift.get("missing", []),
+        "new": drift.get("new", []),
+        "brief_lines": len(str(res.data.get("brief", "")).splitlines()),
+    }
+    r = ctx.facts["resume"]
+    return (
+        f"resume   → drift: {len(r['changed'])} changed ({', '.join(r['changed']) or '-'}), "
+        f"{len(r['missing'])} missing, {len(r['new'])} new since export; resume brief of "
+        f"{r['brief_lines']} lines for the next session; package marked consumed"
+    )
+
+
 Step = Callable[[DemoContext], str]
-STEPS: list[Step] = [_step_export, _step_validate]
+STEPS: list[Step] = [
+    _step_badge,
+    _step_fold,
+    _step_page_in,
+    _step_export,
+    _step_validate,
+    _step_resume,
+]
 
 
 def run_demo(*, keep: bool = False, steps: list[Step] | None = None) -> Result:
