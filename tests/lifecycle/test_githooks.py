@@ -147,14 +147,23 @@ def test_hooks_install_refuses_when_a_foreign_legacy_would_be_lost(repo: Repo) -
     assert (_hooks(repo) / "pre-commit").read_bytes() == FOREIGN
 
 
-def test_hooks_install_claude_without_the_harness_module_is_a_clear_usage_error(repo: Repo) -> None:
+def test_hooks_install_needs_a_target_and_dispatches_claude_to_the_harness(
+    repo: Repo, tmp_path: Path
+) -> None:
     res = run_cli("hooks", "install", cwd=repo.path)
     assert res.returncode == 2 and "--git" in res.stderr
+    env = {"HOME": str(tmp_path / "home"), "CONTEXTFORK_TEST_HOME": str(tmp_path / "home")}
     try:
         import contextfork.harness.install  # noqa: F401
     except ModuleNotFoundError:
-        res = run_cli("hooks", "install", "--claude", cwd=repo.path)
+        res = run_cli("hooks", "install", "--claude", cwd=repo.path, env=env)
         assert res.returncode == 2 and "harness" in res.stderr
+        return
+    settings = repo.path / ".claude" / "settings.json"
+    assert run_cli("hooks", "install", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
+    assert "UserPromptSubmit" in settings.read_text()
+    assert run_cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
+    assert "UserPromptSubmit" not in settings.read_text()
 
 
 def test_hook_scripts_call_the_installing_interpreter_by_absolute_path(repo: Repo) -> None:
