@@ -202,23 +202,3 @@ class Telemetry(_Strict):
     policy: PolicyInfo
     git: GitInfo | None
     notes: list[str] = Field(default_factory=list)
-
-
-SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
-    "context-policy.schema.json": (Policy, "contextfork .contextfork/policy.json"),
-    "context-telemetry.schema.json": (Telemetry, "contextfork status --json data (telemetry)"),
-}
-
-
-def render_schema(name: str) -> str:
-    """The committed text of one of our schemas (same layout as ``contextfork.schemagen``)."""
-    model, title = SCHEMAS[name]
-    schema: dict[str, Any] = model.model_json_schema(mode="serialization")
-    schema.pop("title", None)
-    out: dict[str, Any] = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://contextfork.dev/schemas/" + name,
-        "title": title,
-        **schema,
-    }
-    return json.dumps(out, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
