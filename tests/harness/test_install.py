@@ -183,3 +183,21 @@ def test_codex_install_writes_hooks_json_and_uninstall_restores(tmp_path: Path) 
 )
 def test_our_entries_are_recognised_by_command(command: str, ours: bool) -> None:
     assert install.is_ours(command) is ours
+
+
+def test_the_cli_installs_and_uninstalls_through_hooks_cmds(tmp_path: Path) -> None:
+    from tests.helpers import make_repo, run_cli
+
+    repo = make_repo(tmp_path / "repo")
+    cfg = tmp_path / "claude-home"
+    env = {"CLAUDE_CONFIG_DIR": str(cfg)}
+    _write(cfg / "settings.json", FOREIGN)
+    original = (cfg / "settings.json").read_bytes()
+    first = run_cli("hooks", "install", "--claude", "--user", "--json", cwd=repo.path, env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.json()["data"]["changed"] is True
+    again = run_cli("hooks", "install", "--claude", "--user", "--json", cwd=repo.path, env=env)
+    assert again.json()["data"]["changed"] is False
+    gone = run_cli("hooks", "uninstall", "--claude", "--user", cwd=repo.path, env=env)
+    assert gone.returncode == 0, gone.stderr
+    assert (cfg / "settings.json").read_bytes() == original
