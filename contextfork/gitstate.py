@@ -319,7 +319,9 @@ def _tmp_index(root: Path, gdir: Path) -> str:
     os.close(fd)
     src = gdir / "index"
     if src.exists():
-        shutil.copyfile(src, path)
+        # copy2 keeps the index file's mtime: git's racy-entry check compares file mtimes with
+        # it, and a fresh mtime would make a same-size edit in the same second look unchanged.
+        shutil.copy2(src, path)
     else:
         os.unlink(path)
     return path
