@@ -114,6 +114,22 @@ def load_thresholds(root: Path) -> Thresholds:
     return Thresholds(warning, max(fork, warning))
 
 
+def ensure_state_dir(root: Path) -> None:
+    """Before the first write into a repo's ``.contextfork/``, keep it out of ``git status``.
+
+    Exports do this too, but a hook may be the first to write there (a log line, the warning
+    state); git is only consulted that once.
+    """
+    if (root / ".contextfork").exists():
+        return
+    try:
+        from contextfork import gitstate
+
+        gitstate.ensure_excluded(root)
+    except Exception:  # noqa: BLE001, S110 - an unexcluded state dir is cosmetic, never fatal
+        pass
+
+
 def _state_path(root: Path, session_id: str) -> Path:
     return root / ".contextfork" / "harness" / f"{session_id}.json"
 
@@ -132,6 +148,7 @@ def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | 
     level = th.level(tokens)
     rank = LEVELS.index(level)
     if rank != last_rank:
+        ensure_state_dir(root)
         atomic.write_json(path, {"session_id": session_id, "warned_level": level, "tokens": tokens})
     return level if rank > last_rank else None
 

