@@ -596,8 +596,12 @@ def update_ref(root: Path, ref: str, sha: str) -> None:
 
 def refs_under(root: Path, prefix: str) -> dict[str, str]:
     data = out(root, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
-    pairs = (line.split(" ", 1) for line in data.splitlines() if line)
-    return {name: sha for name, sha in pairs}
+    refs: dict[str, str] = {}
+    for line in data.splitlines():
+        name, _, sha = line.partition(" ")
+        if name:
+            refs[name] = sha
+    return refs
 
 
 def push_refs(root: Path, remote: str, refspecs: list[str]) -> None:
@@ -675,6 +679,6 @@ def log_with_notes(root: Path, limit: int, ref: str = NOTES_REF) -> list[LogEntr
         rec = rec.strip("\n")
         if not rec:
             continue
-        sha, date, subject, note = (rec.split("\x00") + ["", "", ""])[:4]
+        sha, date, subject, note = [*rec.split("\x00"), "", "", ""][:4]
         entries.append(LogEntry(sha, date, subject, note.strip()))
     return entries
