@@ -1,0 +1,218 @@
+"""Running git: pinned configuration, a clean environment, discovery of the repo and HEAD.
+
+The git package is the only place in contextfork that runs git. It calls the git binary
+directly (one process per question, several in parallel on the export path) rather than through
+GitPython: byte-exact output (``--binary`` patches, CRLF, Latin-1), porcelain formats with NUL
+separators, and no ~100 ms import on the hot path.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from contextfork.errors import GitError, NotFoundError, UsageError
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+# Pin configuration that changes output formats, whatever the user's gitconfig says.
+
+_PINNED = (
+    "-c", "core.quotepath=false",
+    "-c", "color.ui=false",
+    "-c", "diff.noprefix=false",
+    "-c", "diff.mnemonicprefix=false",
+    "-c", "diff.external=",
+    "-c", "core.autocrlf=false",
+    "-c", "core.safecrlf=false",
+)  # fmt: skip
+
+# Variables a hook inherits from the git process that runs it; they would redirect our calls.
+
+_REPO_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+)
+
+
+def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_VARS}
+    env.setdefault("LC_ALL", "C")
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _decode_err(data: bytes) -> str:
+    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[0].strip() if lines else "unknown error"
+
+
+def run(
+    root: Path | str,
+    args: Iterable[str],
+    *,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    cmd = ["git", *_PINNED, *args]
+    try:
+        proc = subprocess.run(
+            cmd, cwd=root, input=input, env=git_env(env), capture_output=True, check=False
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH") from exc
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(list(args)[:2])} failed: {_decode_err(proc.stderr)}")
+    return proc
+
+
+def out(root: Path | str, *args: str, env: dict[str, str] | None = None) -> str:
+    return run(root, args, env=env).stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def start(
+    root: Path | str, args: Iterable[str], env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start git in the background so independent questions run in parallel."""
+    return subprocess.Popen(
+        ["git", *_PINNED, *args],
+        cwd=root,
+        env=git_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def finish(proc: subprocess.Popen[bytes], what: str) -> bytes:
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        raise GitError(f"git {what} failed: {_decode_err(stderr)}")
+    return stdout
+
+
+def repo_root(path: Path | str | None = None) -> Path:
+    """The work-tree root containing ``path`` (default: cwd)."""
+    where = Path(path) if path is not None else Path.cwd()
+    if not where.exists():
+        raise NotFoundError(f"no such directory: {where}")
+    if where.is_file():
+        where = where.parent
+    proc = run(where, ["rev-parse", "--show-toplevel"], check=False)
+    if proc.returncode != 0:
+        raise NotFoundError(
+            f"not a git repository: {where}", hint="run inside a repository or pass --repo PATH"
+        )
+    top = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    if not top:
+        raise UsageError(f"{where} is inside a bare repository or .git directory; use a work tree")
+    return Path(top)
+
+
+@dataclass(frozen=True)
+class Location:
+    root: Path
+    git_dir: Path
+    common_dir: Path
+
+
+def locate(path: Path | str | None = None) -> Location:
+    """Work-tree root, git dir and common dir in one git call (export's hot path)."""
+    where = Path(path) if path is not None else Path.cwd()
+    if not where.exists():
+        raise NotFoundError(f"no such directory: {where}")
+    if where.is_file():
+        where = where.parent
+    proc = run(
+        where,
+        ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
+        check=False,
+    )
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode != 0 or len(lines) != 3:
+        raise NotFoundError(
+            f"not a git repository: {where}", hint="run inside a repository or pass --repo PATH"
+        )
+    root = Path(lines[0])
+    common = Path(lines[2])
+    return Location(
+        root, Path(lines[1]), common if common.is_absolute() else (where / common).resolve()
+    )
+
+
+def git_dir(root: Path) -> Path:
+    return Path(out(root, "rev-parse", "--absolute-git-dir"))
+
+
+def common_dir(root: Path) -> Path:
+    p = Path(out(root, "rev-parse", "--git-common-dir"))
+    return p if p.is_absolute() else (root / p).resolve()
+
+
+def config_get(root: Path, key: str) -> str | None:
+    proc = run(root, ["config", "--get", key], check=False)
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape").strip() or None
+
+
+@dataclass(frozen=True)
+class Head:
+    sha: str | None  # None on an unborn HEAD
+    branch: str | None  # None when detached
+    unborn: bool
+    detached: bool
+
+
+def head(root: Path) -> Head:
+    sym = run(root, ["symbolic-ref", "-q", "HEAD"], check=False)
+    branch = None
+    if sym.returncode == 0:
+        ref = sym.stdout.decode("utf-8", "surrogateescape").strip()
+        branch = ref.removeprefix("refs/heads/")
+    sha_proc = run(root, ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False)
+    sha = sha_proc.stdout.decode().strip() if sha_proc.returncode == 0 else None
+    return Head(sha=sha, branch=branch, unborn=sha is None, detached=branch is None)
+
+
+def commit_exists(root: Path, sha: str) -> bool:
+    return run(root, ["cat-file", "-e", f"{sha}^{{commit}}"], check=False).returncode == 0
+
+
+def resolve_commit(root: Path, rev: str) -> str | None:
+    proc = run(root, ["rev-parse", "-q", "--verify", f"{rev}^{{commit}}"], check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def ensure_excluded(
+    root: Path, pattern: str = "/.contextfork/", *, common: Path | None = None
+) -> bool:
+    """Add ``pattern`` to .git/info/exclude once; True when it was added now."""
+    from contextfork import atomic
+
+    exclude = (common or common_dir(root)) / "info" / "exclude"
+    current = (
+        exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.exists() else ""
+    )
+    if any(line.strip() == pattern for line in current.splitlines()):
+        return False
+    sep = "" if not current or current.endswith("\n") else "\n"
+    atomic.write_text(exclude, f"{current}{sep}{pattern}\n")
+    return True
+
+
+def hooks_path(root: Path) -> Path:
+    """The directory git runs hooks from (``core.hooksPath`` respected)."""
+    p = Path(out(root, "rev-parse", "--git-path", "hooks"))
+    return p if p.is_absolute() else (root / p).resolve()

@@ -1,0 +1,140 @@
+"""History, refs, notes and packages stored as commits (sharing, log, drift counts)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from contextfork.errors import GitError
+from contextfork.gitstate.core import head, out, run
+from contextfork.gitstate.trees import build_tree
+
+
+def left_right_count(root: Path, a: str, b: str) -> tuple[int, int]:
+    """(commits only in ``a``, commits only in ``b``) — behind/ahead of ``b`` relative to ``a``."""
+    left, right = out(root, "rev-list", "--left-right", "--count", f"{a}...{b}").split()
+    return int(left), int(right)
+
+
+def count_commits(root: Path, rev: str) -> int:
+    return int(out(root, "rev-list", "--count", rev))
+
+
+def merge_base(root: Path, a: str, b: str) -> str | None:
+    proc = run(root, ["merge-base", a, b], check=False)
+    return (proc.stdout.decode().strip() or None) if proc.returncode == 0 else None
+
+
+def commit_files(
+    root: Path, files: list[tuple[str, Path]], message: str, parent: str | None
+) -> str:
+    """A commit whose tree holds ``files`` (path in tree, source file); returns its SHA."""
+    tree = build_tree(root, None, b"", [("100644", rel, src) for rel, src in files])
+    args = ["commit-tree", tree, "-m", message]
+    if parent:
+        args += ["-p", parent]
+    return out(root, *args, env=_ident_env())
+
+
+def _ident_env() -> dict[str, str]:
+    """commit-tree needs an identity even where the user configured none."""
+    env: dict[str, str] = {}
+    for who in ("AUTHOR", "COMMITTER"):
+        env.setdefault(f"GIT_{who}_NAME", os.environ.get(f"GIT_{who}_NAME", "contextfork"))
+        env.setdefault(
+            f"GIT_{who}_EMAIL", os.environ.get(f"GIT_{who}_EMAIL", "contextfork@localhost")
+        )
+    return env
+
+
+def update_ref(root: Path, ref: str, sha: str) -> None:
+    run(root, ["update-ref", ref, sha])
+
+
+def refs_under(root: Path, prefix: str) -> dict[str, str]:
+    data = out(root, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+    refs: dict[str, str] = {}
+    for line in data.splitlines():
+        name, _, sha = line.partition(" ")
+        if name:
+            refs[name] = sha
+    return refs
+
+
+def push_refs(root: Path, remote: str, refspecs: list[str]) -> None:
+    run(root, ["push", "--quiet", remote, *refspecs])
+
+
+def fetch_refs(root: Path, remote: str, refspec: str) -> None:
+    run(root, ["fetch", "--quiet", "--no-tags", remote, refspec])
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    kind: str
+    sha: str
+    path: str
+
+
+def ls_tree_all(root: Path, rev: str) -> list[TreeEntry]:
+    data = run(root, ["ls-tree", "-r", "-z", "--full-tree", rev]).stdout
+    entries = []
+    for rec in data.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, name = rec.partition(b"\t")
+        mode, kind, sha = meta.decode().split(" ")
+        entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def read_blobs(root: Path, shas: list[str]) -> dict[str, bytes]:
+    """Contents of many blobs in one ``cat-file --batch`` process."""
+    if not shas:
+        return {}
+    data = run(root, ["cat-file", "--batch"], input=("\n".join(shas) + "\n").encode()).stdout
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for sha in shas:
+        nl = data.index(b"\n", pos)
+        header = data[pos:nl].split(b" ")
+        if len(header) != 3:
+            raise GitError(f"git cat-file: object {sha} is missing")
+        size = int(header[2])
+        blobs[sha] = data[nl + 1 : nl + 1 + size]
+        pos = nl + 1 + size + 1
+    return blobs
+
+
+NOTES_REF = "refs/notes/contextfork"
+
+
+def add_note(root: Path, commit: str, text: str, ref: str = NOTES_REF) -> None:
+    run(root, ["notes", f"--ref={ref}", "add", "-f", "-F", "-", commit], input=text.encode(),
+        env=_ident_env())  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    sha: str
+    date: str
+    subject: str
+    note: str
+
+
+def log_with_notes(root: Path, limit: int, ref: str = NOTES_REF) -> list[LogEntry]:
+    """Recent commits with their note under ``ref`` (empty string when none)."""
+    if head(root).unborn:
+        return []
+    fmt = "%H%x00%cI%x00%s%x00%N%x1e"
+    data = out(root, "log", f"-n{limit}", f"--notes={ref}", f"--format={fmt}")
+    entries = []
+    for rec in data.split("\x1e"):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        sha, date, subject, note = [*rec.split("\x00"), "", "", ""][:4]
+        entries.append(LogEntry(sha, date, subject, note.strip()))
+    return entries

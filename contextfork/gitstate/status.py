@@ -1,0 +1,111 @@
+"""``git status --porcelain=v2 -z`` parsed without re-quoting names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contextfork.gitstate.core import run
+
+
+@dataclass
+class Entry:
+    path: str
+    xy: str
+    kind: str  # "1" ordinary, "2" rename/copy, "u" unmerged
+    orig_path: str | None = None
+    score: str | None = None
+    sub: str = "N..."
+    mode_head: str = ""
+    mode_index: str = ""
+    mode_worktree: str = ""
+
+
+@dataclass
+class Status:
+    oid: str | None = None
+    branch: str | None = None
+    upstream: str | None = None
+    ahead: int | None = None
+    behind: int | None = None
+    entries: list[Entry] = field(default_factory=list)
+    untracked: list[str] = field(default_factory=list)
+    undecodable: list[str] = field(default_factory=list)
+
+
+def _dec(raw: bytes, bad: list[str]) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "backslashreplace")
+        bad.append(text)
+        return text
+
+
+def status_args() -> list[str]:
+    return [
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--untracked-files=all",
+        "--ignore-submodules=none",
+    ]
+
+
+def parse_status(data: bytes) -> Status:
+    """Parse ``git status --porcelain=v2 -z --branch``; names are bytes, never re-quoted."""
+    st = Status()
+    items = data.split(b"\0")
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if not item:
+            continue
+        tag = item[:1]
+        if tag == b"#":
+            words = item.decode("utf-8", "replace").split(" ", 2)
+            key, val = words[1], words[2] if len(words) > 2 else ""
+            if key == "branch.oid":
+                st.oid = None if val == "(initial)" else val
+            elif key == "branch.head":
+                st.branch = None if val == "(detached)" else val
+            elif key == "branch.upstream":
+                st.upstream = val
+            elif key == "branch.ab":
+                a, b = val.split(" ")
+                st.ahead, st.behind = int(a[1:]), int(b[1:])
+        elif tag == b"1":
+            f = item.split(b" ", 8)
+            st.entries.append(
+                Entry(
+                    path=_dec(f[8], st.undecodable), xy=f[1].decode(), kind="1", sub=f[2].decode(),
+                    mode_head=f[3].decode(), mode_index=f[4].decode(), mode_worktree=f[5].decode(),
+                )
+            )  # fmt: skip
+        elif tag == b"2":
+            f = item.split(b" ", 9)
+            orig = items[i]
+            i += 1
+            st.entries.append(
+                Entry(
+                    path=_dec(f[9], st.undecodable), xy=f[1].decode(), kind="2", sub=f[2].decode(),
+                    mode_head=f[3].decode(), mode_index=f[4].decode(), mode_worktree=f[5].decode(),
+                    orig_path=_dec(orig, st.undecodable), score=f[8].decode(),
+                )
+            )  # fmt: skip
+        elif tag == b"u":
+            f = item.split(b" ", 10)
+            st.entries.append(
+                Entry(
+                    path=_dec(f[10], st.undecodable), xy=f[1].decode(), kind="u", sub=f[2].decode()
+                )
+            )
+        elif tag == b"?":
+            st.untracked.append(_dec(item[2:], st.undecodable))
+    return st
+
+
+def status(root: Path) -> Status:
+    return parse_status(run(root, status_args()).stdout)

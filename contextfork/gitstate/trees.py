@@ -1,0 +1,236 @@
+"""Diffs, patches and trees: the exact binary patch, temp-index tree SHAs, apply checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from contextfork.gitstate.core import _PINNED, _decode_err, finish, git_dir, git_env, out, run
+from contextfork.gitstate.status import status
+
+
+def diff_args(base: str) -> list[str]:
+    """Staged + unstaged changes of tracked paths against ``base`` as an exact binary patch."""
+    return [
+        "diff", base, "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
+        "--no-renames", "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/",
+    ]  # fmt: skip
+
+
+def diff_patch(root: Path, base: str) -> bytes:
+    return run(root, diff_args(base)).stdout
+
+
+def _tmp_index(root: Path, gdir: Path) -> str:
+    fd, path = tempfile.mkstemp(prefix="contextfork-index-", dir=gdir)
+    os.close(fd)
+    src = gdir / "index"
+    if src.exists():
+        # copy2 keeps the index file's mtime: git's racy-entry check compares file mtimes with
+        # it, and a fresh mtime would make a same-size edit in the same second look unchanged.
+        shutil.copy2(src, path)
+    else:
+        os.unlink(path)
+    return path
+
+
+def start_worktree_tree(root: Path, gdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Begin computing the tree SHA of the whole working tree (tracked + untracked, not ignored).
+
+    A temporary index (a copy of the real one, so stat data is reused) gets ``add -A`` and
+    ``write-tree``; the user's index is never touched.
+    """
+    idx = _tmp_index(root, gdir)
+    script = "git add -A -- . && git write-tree"
+    env = git_env({"GIT_INDEX_FILE": idx})
+    cfg = " ".join(f"{a}" for a in _PINNED)
+    proc = subprocess.Popen(
+        ["sh", "-c", script.replace("git ", f"git {cfg} ")],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    return proc, idx
+
+
+def remove_index(idx: str) -> None:
+    for p in (idx, idx + ".lock"):
+        if os.path.exists(p):
+            os.unlink(p)
+
+
+def finish_worktree_tree(proc: subprocess.Popen[bytes], idx: str) -> str:
+    try:
+        data = finish(proc, "add -A / write-tree")
+    finally:
+        remove_index(idx)
+    return data.decode().strip().splitlines()[-1]
+
+
+def worktree_tree_sha(root: Path) -> str:
+    proc, idx = start_worktree_tree(root, git_dir(root))
+    return finish_worktree_tree(proc, idx)
+
+
+def apply_check(root: Path, base: str | None, patch: bytes) -> str | None:
+    """Does ``patch`` apply to commit ``base`` (not to the live work tree)? None when it does.
+
+    Checked against a temporary index read from ``base`` so local edits cannot mask a problem.
+    """
+    if not patch.strip():
+        return None
+    gdir = git_dir(root)
+    fd, idx = tempfile.mkstemp(prefix="contextfork-check-", dir=gdir)
+    os.close(fd)
+    os.unlink(idx)
+    env = {"GIT_INDEX_FILE": idx}
+    try:
+        if base:
+            run(root, ["read-tree", base], env=env)
+        else:
+            run(root, ["read-tree", "--empty"], env=env)
+        proc = run(
+            root,
+            ["apply", "--cached", "--check", "--binary", "-"],
+            input=patch,
+            env=env,
+            check=False,
+        )
+        if proc.returncode != 0:
+            return _decode_err(proc.stderr)
+        return None
+    finally:
+        for p in (idx, idx + ".lock"):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
+def ls_tree_modes(root: Path, rev: str, paths: list[str]) -> dict[str, str]:
+    """Mode of each existing path at ``rev`` (e.g. '120000' for a symlink)."""
+    if not paths:
+        return {}
+    proc = run(root, ["ls-tree", "-z", rev, "--", *paths], check=False)
+    modes: dict[str, str] = {}
+    for rec in proc.stdout.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, name = rec.partition(b"\t")
+        modes[name.decode("utf-8", "surrogateescape")] = meta.split(b" ")[0].decode()
+    return modes
+
+
+def submodule_paths(root: Path) -> list[str]:
+    proc = run(root, ["ls-files", "-z", "--stage"], check=False)
+    subs = []
+    for rec in proc.stdout.split(b"\0"):
+        if rec.startswith(b"160000 "):
+            subs.append(rec.partition(b"\t")[2].decode("utf-8", "surrogateescape"))
+    return subs
+
+
+def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | None]:
+    """Every path a patch touches, and the ones it creates as symlinks, as git itself parses them.
+
+    Returns (paths, symlinks, error); ``error`` is git's own line when it cannot parse the patch.
+    """
+    if not patch.strip():
+        return [], [], None
+    num = run(root, ["apply", "--numstat", "-z", "-"], input=patch, check=False)
+    if num.returncode != 0:
+        return [], [], _decode_err(num.stderr)
+    paths: list[str] = []
+    recs = num.stdout.split(b"\0")
+    i = 0
+    while i < len(recs):
+        rec = recs[i]
+        i += 1
+        if not rec:
+            continue
+        fields = rec.split(b"\t", 2)
+        if len(fields) == 3 and fields[2]:
+            paths.append(fields[2].decode("utf-8", "backslashreplace"))
+        elif i + 1 < len(recs):  # rename/copy: empty name, then old and new
+            paths.append(recs[i].decode("utf-8", "backslashreplace"))
+            paths.append(recs[i + 1].decode("utf-8", "backslashreplace"))
+            i += 2
+    summ = run(root, ["apply", "--summary", "-"], input=patch, check=False)
+    links = []
+    for line in summ.stdout.decode("utf-8", "backslashreplace").splitlines():
+        words = line.strip().split(" ", 3)
+        if len(words) == 4 and words[0] in ("create", "mode") and words[2] == "120000":
+            links.append(words[3])
+        elif len(words) >= 4 and words[0] == "mode" and "120000" in line:
+            links.append(line.rsplit(" ", 1)[-1])
+    return paths, links, None
+
+
+def _new_index_path(root: Path) -> str:
+    fd, idx = tempfile.mkstemp(prefix="contextfork-lc-", dir=git_dir(root))
+    os.close(fd)
+    os.unlink(idx)
+    return idx
+
+
+def build_tree(
+    root: Path,
+    base: str | None,
+    patch: bytes,
+    blobs: list[tuple[str, str, Path | bytes]],
+) -> str:
+    """Tree SHA of ``base`` + ``patch`` + extra blobs (mode, path, file-or-bytes), in a temp index.
+
+    This is the exported working state rebuilt from a package without touching any work tree,
+    so it can be compared with the live tree (drift) or with the recorded tree SHA.
+    """
+    idx = _new_index_path(root)
+    env = {"GIT_INDEX_FILE": idx}
+    try:
+        run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
+        if patch.strip():
+            run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env)
+        files = [(m, p, src) for m, p, src in blobs if isinstance(src, Path)]
+        datas = [(m, p, src) for m, p, src in blobs if isinstance(src, bytes)]
+        shas: list[str] = []
+        if files:
+            listing = "\n".join(str(src) for _m, _p, src in files).encode() + b"\n"
+            proc = run(root, ["hash-object", "-w", "--no-filters", "--stdin-paths"], input=listing)
+            shas += proc.stdout.decode().split()
+        for _m, _p, data in datas:
+            assert isinstance(data, bytes)
+            proc = run(root, ["hash-object", "-w", "--no-filters", "--stdin"], input=data)
+            shas.append(proc.stdout.decode().strip())
+        info = b"".join(
+            f"{mode} {sha}\t".encode() + path.encode("utf-8", "surrogateescape") + b"\0"
+            for (mode, path, _s), sha in zip([*files, *datas], shas, strict=True)
+        )
+        if info:
+            run(root, ["update-index", "--add", "-z", "--index-info"], input=info, env=env)
+        return out(root, "write-tree", env=env)
+    finally:
+        remove_index(idx)
+
+
+def diff_trees(root: Path, a: str, b: str) -> list[tuple[str, str]]:
+    """(status letter, path) for every path that differs between trees ``a`` and ``b``."""
+    data = run(root, ["diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b]).stdout
+    recs = [r for r in data.split(b"\0") if r]
+    return [
+        (recs[i].decode()[:1], recs[i + 1].decode("utf-8", "surrogateescape"))
+        for i in range(0, len(recs) - 1, 2)
+    ]
+
+
+def apply_to_worktree(root: Path, patch: bytes, *, check_only: bool = False) -> str | None:
+    """Apply a binary patch to the work tree and the index; git's own error line, or None."""
+    if not patch.strip():
+        return None
+    args = ["apply", "--index", "--binary", *(["--check"] if check_only else []), "-"]
+    proc = run(root, args, input=patch, check=False)
+    return None if proc.returncode == 0 else _decode_err(proc.stderr)
+
+
+def is_dirty(root: Path) -> list[str]:
+    """Paths that make the work tree dirty (tracked changes or untracked, non-ignored files)."""
+    st = status(root)
+    return sorted({e.path for e in st.entries} | set(st.untracked))
