@@ -4,6 +4,9 @@
 
 Targets (issue 6): refold and epoch each send <= 0.55 x base's total prompt tokens with a cached
 share >= 0.85; carriage >= 0.95; render <= 1 ms per step; restore exact for 100 % of removals.
+Restores are checked the way users get them: the originals of every step any policy removed
+are written to a cold store in a temporary directory, and each removal is read back from it
+(SHA-256 verified by the store, then against the removal's own sha256) and compared bytes.
 """
 
 from __future__ import annotations
@@ -12,13 +15,34 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from contextfork.cold.layout import layout_at
+from contextfork.render.coldsource import ColdSource, persist_steps, render_session_id
 from contextfork.render.policies import POLICY_NAMES, parse_policies
 from contextfork.render.replay import carriage_tracker, replay_policy, verify_removals
 from contextfork.render.tokcache import TokenCache
 from contextfork.transcript import load_session
+
+
+@dataclass
+class Totals:
+    prompt: int = 0
+    cached: int = 0
+    hit: int = 0
+    want: int = 0
+    cost: float = 0.0
+    ms: list[float] = field(default_factory=list)
+    removals: int = 0
+    restored: int = 0
+    rewrites: int = 0
+    calls: int = 0
+    peak: int = 0
+
 
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 
@@ -35,31 +59,42 @@ def main() -> int:
         return 2
     tokens = TokenCache()
     policies = parse_policies(",".join(POLICY_NAMES))
-    totals = {p.name: {"prompt": 0, "cached": 0, "hit": 0, "want": 0, "cost": 0.0,
-                       "ms": [], "removals": 0, "restored": 0, "rewrites": 0, "calls": 0,
-                       "peak": 0} for p in policies}
-    rows = []
+    totals: dict[str, Totals] = {p.name: Totals() for p in policies}
+    rows: list[dict[str, Any]] = []
+    cold_tmp = tempfile.TemporaryDirectory(prefix="contextfork-bench-cold-")
+    cold_nodes = cold_bytes = 0
+    cold_seconds = 0.0
     t_start = time.perf_counter()
     for path in files:
         session = load_session(path)
         tracker = carriage_tracker(session)
         base_total = None
-        for pol in policies:
-            meter, removals, epochs, (hit, want) = replay_policy(session, pol, tokens, tracker)
-            bad = verify_removals(session, removals)
+        runs = [(pol, *replay_policy(session, pol, tokens, tracker)) for pol in policies]
+        t_cold = time.perf_counter()
+        layout = layout_at(Path(cold_tmp.name) / "cold" / render_session_id(session, path))
+        removed = {rm.step for _p, _m, removals, _e, _c in runs for rm in removals}
+        stored = persist_steps(layout, session, removed)
+        source = ColdSource(layout)
+        failures = {pol.name: verify_removals(session, removals, source)
+                    for pol, _m, removals, _e, _c in runs}
+        cold_seconds += time.perf_counter() - t_cold
+        cold_nodes += stored.written
+        cold_bytes += sum(len(source.step_text(s).encode()) for s in stored.steps)
+        for pol, meter, removals, epochs, (hit, want) in runs:
+            bad = failures[pol.name]
             tot = totals[pol.name]
-            tot["prompt"] += meter.total
-            tot["cached"] += meter.total_cached
-            tot["hit"] += hit
-            tot["want"] += want
-            tot["ms"] += meter.render_ms
-            tot["removals"] += len(removals)
-            tot["restored"] += len(removals) - len(bad)
-            tot["rewrites"] += meter.rewrites
-            tot["calls"] += len(meter.prompts)
-            tot["peak"] = max(tot["peak"], meter.peak)
+            tot.prompt += meter.total
+            tot.cached += meter.total_cached
+            tot.hit += hit
+            tot.want += want
+            tot.ms += meter.render_ms
+            tot.removals += len(removals)
+            tot.restored += len(removals) - len(bad)
+            tot.rewrites += meter.rewrites
+            tot.calls += len(meter.prompts)
+            tot.peak = max(tot.peak, meter.peak)
             fresh = meter.total - meter.total_cached
-            tot["cost"] += (fresh * 3.0 + meter.total_cached * 0.3) / 1e6
+            tot.cost += (fresh * 3.0 + meter.total_cached * 0.3) / 1e6
             if pol.name == "base":
                 base_total = meter.total
             rows.append({
@@ -73,21 +108,24 @@ def main() -> int:
                 "removals": len(removals), "restore_failures": len(bad),
             })
     elapsed = time.perf_counter() - t_start
-    base = totals["base"]["prompt"]
-    summary = {}
+    cold_tmp.cleanup()
+    base = totals["base"].prompt
+    summary: dict[str, dict[str, Any]] = {}
     for name, tot in totals.items():
         summary[name] = {
-            "prompt_tokens": tot["prompt"], "ratio_to_base": round(tot["prompt"] / base, 3),
-            "cached_share": round(tot["cached"] / tot["prompt"], 3),
-            "carriage": round(tot["hit"] / tot["want"], 3) if tot["want"] else None,
-            "cost_usd": round(tot["cost"], 2), "render_ms_median": round(
-                statistics.median(tot["ms"]), 4) if tot["ms"] else 0.0,
-            "render_ms_max": round(max(tot["ms"]), 3) if tot["ms"] else 0.0,
-            "rewrites": tot["rewrites"], "calls": tot["calls"], "peak": tot["peak"],
-            "removals": tot["removals"], "restored_exact": tot["restored"],
+            "prompt_tokens": tot.prompt, "ratio_to_base": round(tot.prompt / base, 3),
+            "cached_share": round(tot.cached / tot.prompt, 3),
+            "carriage": round(tot.hit / tot.want, 3) if tot.want else None,
+            "cost_usd": round(tot.cost, 2), "render_ms_median": round(
+                statistics.median(tot.ms), 4) if tot.ms else 0.0,
+            "render_ms_max": round(max(tot.ms), 3) if tot.ms else 0.0,
+            "rewrites": tot.rewrites, "calls": tot.calls, "peak": tot.peak,
+            "removals": tot.removals, "restored_exact": tot.restored,
         }
     if args.json:
-        print(json.dumps({"sessions": rows, "totals": summary, "seconds": round(elapsed, 2)},
+        print(json.dumps({"sessions": rows, "totals": summary, "seconds": round(elapsed, 2),
+                          "cold_store": {"nodes": cold_nodes, "bytes": cold_bytes,
+                                         "seconds": round(cold_seconds, 2)}},
                          indent=2))
         return 0
     hdr = (f"{'session':44} {'steps':>5} {'policy':8} {'prompt tok':>11} {'xbase':>6} "
@@ -111,6 +149,9 @@ def main() -> int:
               f"{s['cached_share']:>6} {s['carriage'] if s['carriage'] is not None else '':>8} "
               f"{s['cost_usd']:>8} {s['render_ms_median']:>11} {s['render_ms_max']:>7} "
               f"{s['rewrites']:>8} {s['restored_exact']:>7}/{s['removals']:<7}")
+    print(f"restores read back from a cold store: {cold_nodes} step originals "
+          f"({cold_bytes:,} bytes) written, every removal re-read and compared in "
+          f"{cold_seconds:.1f} s")
     print()
     ok = True
     for name in ("refold", "epoch"):

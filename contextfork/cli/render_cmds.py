@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from contextfork.cli.common import JsonOpt, console, emit, guarded
+from contextfork.cli.common import JsonOpt, RepoOpt, console, emit, guarded
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
 
@@ -56,9 +56,16 @@ def register(app: typer.Typer) -> None:
         = None,
         offset: Annotated[int, typer.Option("--offset", help="peek: byte offset.")] = 0,
         nbytes: Annotated[int, typer.Option("--bytes", help="peek: byte count.")] = 4000,
+        repo: RepoOpt = None,
+        session: Annotated[str | None, typer.Option(
+            "--session", help="Cold store session (default: the transcript's id); "
+            "originals go to <repo>/.contextfork/cold/<session>-render.")] = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """The prompt the model should get at step t, and what was removed (restorable)."""
+        """The prompt the model should get at step t, and what was removed.
+
+        Originals of earlier steps are stored in the repo's cold store; --restore/--peek are
+        answered from there, SHA-256 verified."""
         from contextfork.render.commands import render_command
         from contextfork.render.restore import Request
 
@@ -69,7 +76,8 @@ def register(app: typer.Typer) -> None:
             req = Request("restore", str(restore))
         elif peek is not None:
             req = Request("peek", peek, offset, nbytes)
-        emit(render_command(transcript, step, k, policy, req), as_json)
+        emit(render_command(transcript, step, k, policy, req, repo=repo, session_id=session),
+             as_json)
 
     @app.command("replay")
     @guarded("replay")

@@ -4,8 +4,14 @@ Select it with mini-swe-agent's ``agent_class`` setting
 (``agent.agent_class: contextfork.harness.minisweagent.ContextforkAgent``; example config in
 ``examples/mini-swe-agent.yaml``). mini-swe-agent keeps its own full history in
 ``self.messages`` and saves it as the trajectory, untouched; only what goes to the model
-changes. ``restore N`` / ``peek F<n> …`` commands are answered from that history, SHA-256
-verified against what was recorded when the step was first folded, and never run in the shell.
+changes. Before each call the originals of every finished step are stored in the cold store
+(``contextfork.render.coldsource``: one node per step, idempotent), and ``restore N`` /
+``peek F<n> …`` commands are answered from that store — re-verified on read and against the
+sha256 recorded when the step was first folded — appended as the command's output, never run.
+
+The store is ``render_store_dir`` when set, else ``<git root of the env's cwd>/.contextfork/
+cold/mswea-<run id>-render`` (outside a git repository: ``$XDG_CACHE_HOME/contextfork/cold/...``);
+the run id is random per agent, so two runs never share step ids.
 
 Self-contained on purpose: it imports mini-swe-agent lazily-typed (no stubs) and nothing of the
 other harness modules.
@@ -13,16 +19,20 @@ other harness modules.
 
 from __future__ import annotations
 
+import os
+import uuid
+from pathlib import Path
 from typing import Any
 
 from minisweagent.agents.default import AgentConfig, DefaultAgent
 
-from contextfork.errors import ContextforkError
+from contextfork.cold.layout import StoreLayout, layout_at, layout_for
+from contextfork.errors import ContextforkError, NotFoundError
 from contextfork.render.api import render
+from contextfork.render.coldsource import SUFFIX, ColdSource, persist_steps
 from contextfork.render.engine import View
 from contextfork.render.policies import policy
 from contextfork.render.restore import answer, parse_request
-from contextfork.render.store import SessionSource
 from contextfork.transcript.model import Block, Session, Step, TextBlock, ToolCall, ToolResult
 
 
@@ -33,6 +43,8 @@ class ContextforkAgentConfig(AgentConfig):
     """Boundary period k."""
     render_budget_tokens: int | None = None
     """Token budget for the epoch policy (default: contextfork's)."""
+    render_store_dir: str | None = None
+    """Cold store directory for this run's originals (default: see the module docstring)."""
 
 
 def _content(msg: dict[str, Any]) -> str:
@@ -86,6 +98,28 @@ class ContextforkAgent(DefaultAgent):
         self.sent: list[list[dict[str, str]]] = []
         self.last_view: View | None = None
         self._session: Session | None = None
+        self.run_id = uuid.uuid4().hex[:12]
+        self._layout: StoreLayout | None = None
+        self._stored: set[int] = set()
+
+    def cold_layout(self) -> StoreLayout:
+        """Where this run's originals live (created on first write)."""
+        if self._layout is None:
+            if self.config.render_store_dir:
+                self._layout = layout_at(Path(self.config.render_store_dir))
+            else:
+                sid = f"mswea-{self.run_id}{SUFFIX}"
+                cwd = getattr(getattr(self.env, "config", None), "cwd", "") or None
+                try:
+                    self._layout = layout_for(Path(cwd) if cwd else None, sid)
+                except NotFoundError:
+                    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+                    self._layout = layout_at(Path(cache) / "contextfork" / "cold" / sid)
+        return self._layout
+
+    def _store_finished_steps(self, session: Session, t: int) -> None:
+        done = [s.index for s in session.steps if s.index < t]
+        persist_steps(self.cold_layout(), session, done, known=self._stored)
 
     def rendered_messages(self) -> list[dict[str, str]]:
         """The view for the next call: rendered, then merged so roles alternate."""
@@ -98,6 +132,7 @@ class ContextforkAgent(DefaultAgent):
         )
         t = last if trailing_lead else last + 1
         view = render(session, t, pol)
+        self._store_finished_steps(session, t)
         self.last_view = view
         self._session = session
         out: list[dict[str, str]] = []
@@ -128,12 +163,13 @@ class ContextforkAgent(DefaultAgent):
         req = parse_request(command)
         if req is None:
             return None
-        session = history_to_session(self.messages)
         view = self.last_view
         try:
+            if view is not None:
+                self._store_finished_steps(history_to_session(self.messages), view.t)
             text = answer(
                 req,
-                SessionSource(session),
+                ColdSource(self.cold_layout()),
                 view.step_sha256 if view else {},
                 view.folds if view else {},
             )

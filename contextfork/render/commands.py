@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from contextfork.cold.layout import StoreLayout
 from contextfork.envelope import Result
 from contextfork.errors import NotFoundError
 from contextfork.render.api import render
 from contextfork.render.policies import parse_policies, policy
 from contextfork.render.replay import Progress, load_price_card, replay
 from contextfork.render.restore import Request, answer
-from contextfork.render.store import SessionSource
 from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
@@ -24,17 +24,45 @@ def _load(transcript: Path) -> Session:
     return load_session(transcript)
 
 
+def _cold_layout(
+    session: Session, transcript: Path, repo: Path | None, session_id: str | None, needed: bool
+) -> StoreLayout | None:
+    """``<repo>/.contextfork/cold/<session>-render``; None when no repo is evident and the
+    caller can do without (a plain render outside a git repository stores nothing)."""
+    from contextfork.cold.layout import layout_for
+    from contextfork.render.coldsource import render_session_id
+
+    sid = render_session_id(session, transcript, session_id)
+    try:
+        return layout_for(repo, sid)
+    except NotFoundError:
+        if needed or repo is not None:
+            raise
+        return None
+
+
 def render_command(
     transcript: Path,
     step: int | None,
     k: int,
     policy_name: str = "refold",
     request: Request | None = None,
+    *,
+    repo: Path | None = None,
+    session_id: str | None = None,
 ) -> Result:
+    """Render step t; store the originals of every earlier step in the cold store (idempotent)
+    so each removal is reversible, and answer restore/peek from that store, verified."""
+    from contextfork.render.coldsource import ColdSource, persist_steps
+
     session = _load(transcript)
     last = max((s.index for s in session.steps), default=0)
     t = step if step is not None else last + 1
     view = render(session, t, policy(policy_name, k=k))
+    layout = _cold_layout(session, transcript, repo, session_id, needed=request is not None)
+    stored = None
+    if layout is not None:
+        stored = persist_steps(layout, session, (s.index for s in session.steps if s.index < t))
     data: dict[str, object] = {
         "transcript": str(transcript),
         "format": session.format,
@@ -46,6 +74,7 @@ def render_command(
         "messages": [m.to_json() for m in view.messages],
         "removals": [r.to_json() for r in view.removals],
         "folds": {fid: list(steps) for fid, steps in view.folds.items()},
+        "cold_store": stored.to_json() if stored is not None else None,
     }
     lines = [
         f"── [{m.role}:{m.kind}] step {m.step}" + ("" if m.block < 0 else f" block {m.block}")
@@ -55,10 +84,12 @@ def render_command(
     text = "\n".join(lines) + (
         f"\n── step {t} · policy {policy_name} · k={k} · boundary b_t={view.boundary} · "
         f"{len(view.messages)} messages · ~{data['estimated_tokens']} tokens · "
-        f"{len(view.removals)} removals\n"
+        f"{len(view.removals)} removals · originals "
+        + (f"in {stored.store}" if stored is not None else "not stored (no git repository)")
+        + "\n"
     )
-    if request is not None:
-        out = answer(request, SessionSource(session), view.step_sha256, view.folds)
+    if request is not None and layout is not None:  # needed=True: a layout or an error
+        out = answer(request, ColdSource(layout), view.step_sha256, view.folds)
         data["answer"] = out
         text = out + "\n"
     return Result("render", data=data, text=text)

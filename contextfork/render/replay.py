@@ -22,7 +22,7 @@ from contextfork.render.carriage import CarriageTracker, VisibleIdentifiers
 from contextfork.render.messages import observation_text, reply_text, step_messages
 from contextfork.render.metrics import Meter, PriceCard
 from contextfork.render.policies import Policy
-from contextfork.render.store import Removal, SessionSource, removal_bytes
+from contextfork.render.store import Removal, SessionSource, StepSource, removal_bytes
 from contextfork.render.tokcache import TokenCache
 from contextfork.transcript.model import Session
 
@@ -205,9 +205,12 @@ def replay(
     )
 
 
-def verify_removals(session: Session, removals: Sequence[Removal]) -> list[str]:
-    """Restore every removal from the source and compare bytes; the failures as lines."""
-    source = SessionSource(session)
+def verify_removals(
+    session: Session, removals: Sequence[Removal], source: StepSource | None = None
+) -> list[str]:
+    """Restore every removal from ``source`` (default: the in-memory history; pass a
+    ``ColdSource`` to go through the cold store) and compare bytes; the failures as lines."""
+    source = source if source is not None else SessionSource(session)
     bad = []
     for rm in removals:
         try:

@@ -39,15 +39,21 @@ def parse_request(command: str) -> Request | None:
     return None
 
 
-def _verified_step(step: int, source: StepSource, expected: dict[int, str]) -> bytes:
+def _verified_step(step: int, source: StepSource, expected: dict[int, str]) -> tuple[bytes, int]:
+    """A step's original bytes and how many secret spans the store scrubbed from them.
+
+    A scrubbed copy cannot match the sha256 recorded at render time; it is still verified by
+    the store (its own payload sha256) and every answer that contains one says so.
+    """
     data = source.step_text(step).encode("utf-8")
+    redacted = source.redactions(step)
     want = expected.get(step)
-    if want is not None and sha256_bytes(data) != want:
+    if want is not None and not redacted and sha256_bytes(data) != want:
         raise IntegrityError(
             f"step {step} does not verify against the sha256 recorded at render time",
             hint="the cold store or transcript was modified",
         )
-    return data
+    return data, redacted
 
 
 def fold_steps(target: str, folds: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
@@ -66,12 +72,15 @@ def answer(
 ) -> str:
     """The text that answers a request; every byte verified before it is shown."""
     steps = fold_steps(req.target, folds or {})
-    data = b"".join(_verified_step(s, source, expected) for s in steps)
+    parts = [_verified_step(s, source, expected) for s in steps]
+    data = b"".join(p for p, _ in parts)
+    redacted = sum(n for _, n in parts)
     digest = sha256_bytes(data)
     label = f"step {steps[0]}" if len(steps) == 1 else f"steps {steps[0]}-{steps[-1]}"
+    verified = "verified" if not redacted else f"verified; {redacted} secret span(s) redacted"
     if req.verb == "restore":
         return (
-            f"[contextfork restore {label} · {len(data)} bytes · sha256 {digest} verified]\n"
+            f"[contextfork restore {label} · {len(data)} bytes · sha256 {digest} {verified}]\n"
             + data.decode("utf-8")
         )
     if req.offset < 0 or (req.nbytes is not None and req.nbytes <= 0):
@@ -81,5 +90,5 @@ def answer(
     text = chunk.decode("utf-8", errors="replace")
     return (
         f"[contextfork peek {req.target} ({label}) bytes {req.offset}-{req.offset + len(chunk)} "
-        f"of {len(data)} · sha256 of whole {digest} verified]\n{text}"
+        f"of {len(data)} · sha256 of whole {digest} {verified}]\n{text}"
     )

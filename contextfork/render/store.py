@@ -2,8 +2,10 @@
 
 A renderer never stores bytes itself: it records (step, block, line range, sha256) for each
 removal. A ``StepSource`` hands back the original text of a step, either straight from the
-unedited history (``SessionSource``) or from the cold store (``ColdSource``); restore and peek
-compare SHA-256 before anything is shown, so a tampered store is an error, never a silent lie.
+unedited history (``SessionSource``: in-process rendering and replay) or from the cold store
+(``contextfork.render.coldsource.ColdSource``: what the CLI and the mini-swe-agent class
+answer ``restore``/``peek`` from); restore and peek compare SHA-256 before anything is shown,
+so a tampered store is an error, never a silent lie.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ class StepSource(Protocol):
 
     def block_text(self, step: int, block: int) -> str: ...
 
+    def redactions(self, step: int) -> int:
+        """Secret spans scrubbed from the stored copy of a step (0: it is byte-exact)."""
+        ...
+
 
 class SessionSource:
     """Originals read from the unedited history in memory (the renderer's own input)."""
@@ -74,6 +80,9 @@ class SessionSource:
             if m.block == block:
                 return m.content
         raise NotFoundError(f"step {step} has no block {block}")
+
+    def redactions(self, step: int) -> int:
+        return 0
 
 
 def removal_bytes(removal: Removal, source: StepSource) -> bytes:

@@ -54,7 +54,7 @@ def test_agent_sends_the_rendered_view_and_answers_restore(
     outputs = [msa.make_output(f"THOUGHT: step {i + 1}, handler_21 matters.\n\n```bash\n{c}\n```",
                                [{"command": c}]) for i, c in enumerate(commands)]
 
-    class Recording(msa.DeterministicModel):  # type: ignore[misc,name-defined]
+    class Recording(msa.DeterministicModel):  # type: ignore[misc]
         def __init__(self, **kw: Any) -> None:
             super().__init__(**kw)
             self.calls: list[list[dict[str, Any]]] = []
@@ -71,6 +71,7 @@ def test_agent_sends_the_rendered_view_and_answers_restore(
         system_template="You are a test agent.",
         instance_template="Task: {{task}}",
         step_limit=20, cost_limit=0, render_policy=render_policy,
+        render_store_dir=str(tmp_path / "cold" / "run-render"),
     )
     result = agent.run("inspect app.py")
     assert result["exit_status"] == "Submitted"
@@ -93,7 +94,9 @@ def test_agent_sends_the_rendered_view_and_answers_restore(
         assert "already shown in step 1" in text9 and "restore 4" in text9
         assert text9.count("def handler_21(request):") == 2  # the stub keeps signatures
 
-    # restore 4 was answered from the verified history and appended at the end, not run.
+    # restore 4 was answered from the cold store (verified) and appended at the end, not run.
+    stored = sorted(p.name for p in (tmp_path / "cold" / "run-render" / "cold_nodes").iterdir())
+    assert stored[:9] == [f"step_{i:06d}.json" for i in range(1, 10)]
     obs = [str(m["content"]) for m in agent.messages if "contextfork restore step 4" in
            str(m.get("content", ""))]
     assert len(obs) == 1 and "verified" in obs[0] and "payload_30 = transform" in obs[0]

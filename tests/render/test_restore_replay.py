@@ -15,12 +15,9 @@ from contextfork.render.replay import (
     PriceCardFile,
     ReplayReport,
     replay,
-    replay_policy,
-    verify_removals,
 )
 from contextfork.render.restore import Request, answer, parse_request
 from contextfork.render.store import SessionSource, removal_bytes
-from contextfork.render.tokcache import TokenCache
 from contextfork.resources import load_schema, validate_against_schema
 from contextfork.transcript.model import ToolResult
 from tests.helpers import run_cli
@@ -101,23 +98,6 @@ def test_replay_report_and_price_card_match_their_schemas() -> None:
     assert validate_against_schema("price-card.schema.json", {"input_per_mtok": -1}) != []
 
 
-def test_every_removal_of_every_dev_session_restores_exactly(transcripts_dir: Path) -> None:
-    from contextfork.transcript import load_session
-
-    tokens = TokenCache()
-    checked = 0
-    for path in sorted(transcripts_dir.glob("*/*.json*")):
-        s = load_session(path)
-        tracker_free = replay_policy  # replay_policy needs a tracker; build the cheap one
-        from contextfork.render.replay import carriage_tracker
-
-        for name in ("refold", "epoch"):
-            _m, removals, _e, _c = tracker_free(s, policy(name), tokens, carriage_tracker(s))
-            assert verify_removals(s, removals) == [], path.name
-            checked += len(removals)
-    assert checked > 500
-
-
 def test_rendering_a_real_session_takes_under_a_millisecond_per_step(transcripts_dir: Path) -> None:
     from contextfork.render.api import make_renderer
     from contextfork.transcript import load_session
@@ -147,11 +127,12 @@ def _write_session(tmp_path: Path) -> Path:
 
 def test_cli_render_and_replay_emit_valid_envelopes(tmp_path: Path) -> None:
     p = _write_session(tmp_path)
-    r = run_cli("render", "--transcript", str(p), "--step", "9", "--json")
+    r = run_cli("render", "--transcript", str(p), "--step", "9", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     env = r.json()
     assert validate_against_schema("envelope.schema.json", env) == []
     assert env["data"]["boundary"] == 6 and env["data"]["messages"]
+    assert env["data"]["cold_store"] is None  # no git repository here: nothing stored
     svg = tmp_path / "plot.svg"
     r = run_cli("replay", "--transcript", str(p), "--policy", "base,refold", "--json",
                 "--plot", str(svg))
@@ -177,5 +158,5 @@ def test_cli_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     bad.write_text('{"input_per_mtok": "x"}')
     r = run_cli("replay", "--transcript", str(p), "--price-card", str(bad))
     assert r.returncode == 2 and "price card" in r.stderr
-    r = run_cli("render", "--transcript", str(p), "--step", "9", "--restore", "3")
-    assert r.returncode == 0 and "verified" in r.stdout
+    r = run_cli("render", "--transcript", str(p), "--step", "9", "--restore", "3", cwd=tmp_path)
+    assert r.returncode == 4 and "git repository" in r.stderr  # restores need a cold store
