@@ -55,11 +55,11 @@ def _bytecode_cache() -> Any:
     return jinja2.FileSystemBytecodeCache(str(target))
 
 
-def render_template(name: str, **context: Any) -> str:
-    """Render a jinja2 template from templates/ (jinja2 imported lazily: not on hook paths)."""
+@cache
+def _environment() -> Any:
     import jinja2
 
-    env = jinja2.Environment(
+    return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
         bytecode_cache=_bytecode_cache(),
         autoescape=False,  # noqa: S701 - markdown and shell output, not HTML
@@ -68,7 +68,18 @@ def render_template(name: str, **context: Any) -> str:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    return env.get_template(name).render(**context)
+
+
+def load_template(name: str) -> Any:
+    """Import jinja2 and load (or compile) a template; callers on a hot path call this while
+    a subprocess works, so the ~20 ms import overlaps with it."""
+    return _environment().get_template(name)
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Render a jinja2 template from templates/ (jinja2 imported lazily: not on hook paths)."""
+    text: str = load_template(name).render(**context)
+    return text
 
 
 def validate_against_schema(name: str, instance: Any) -> list[str]:
