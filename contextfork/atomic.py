@@ -51,6 +51,25 @@ def write_text(path: Path, text: str, *, mode: int | None = None) -> None:
     write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
+def write_symlink(path: Path, target: str) -> None:
+    """Create or replace the symlink ``path`` -> ``target`` atomically (temp link + rename).
+
+    Only the link itself is written; nothing is ever written through it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.lnk.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
 def dump_json_bytes(obj: Any) -> bytes:
     """Pretty, stable JSON for files people read (canonical hashing lives in ``hashing``)."""
     return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

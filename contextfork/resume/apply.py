@@ -52,16 +52,55 @@ def _check_head(root: Path, meta: SessionMetadata, allow_different_head: bool) -
     )
 
 
+def _link_stays_inside(root: Path, rel: str, link_target: str) -> bool:
+    """A restored link may only point inside the repository (a package is untrusted input)."""
+    if os.path.isabs(link_target):
+        return False
+    joined = os.path.normpath(os.path.join(root, os.path.dirname(rel), link_target))
+    return joined == str(root) or joined.startswith(str(root) + os.sep)
+
+
+def _planned_link(
+    root: Path, f: Any, force: bool, out: ApplyOutcome, in_the_way: list[str]
+) -> tuple[Path, str] | None:
+    target_text: str = f.link_target
+    if f.sha256 != sha256_bytes(os.fsencode(target_text)):
+        raise IntegrityError(f"symlink record {f.path} does not match its hash")
+    if not _link_stays_inside(root, f.path, target_text):
+        out.not_restored.append(
+            f"{f.path} (symlink -> {target_text}: points outside the repository)"
+        )
+        return None
+    try:
+        link = safe_join(root, f.path)
+    except ValueError as exc:
+        raise IntegrityError(f"refusing symlink path: {exc}") from exc
+    if os.path.lexists(link):
+        if link.is_symlink() and os.readlink(link) == target_text:
+            out.identical.append(f.path)
+            return None
+        if not force:
+            in_the_way.append(f.path)
+            return None
+        out.overwritten.append(f.path)
+    return link, target_text
+
+
 def _planned_writes(
     root: Path, pkg_dir: Path, um: UntrackedManifest, force: bool, out: ApplyOutcome
-) -> list[tuple[Path, bytes, int]]:
+) -> tuple[list[tuple[Path, bytes, int]], list[tuple[Path, str]]]:
     """Read and re-verify every snapshot, and decide per target before anything is written."""
     plan: list[tuple[Path, bytes, int]] = []
-    in_the_way = []
+    links: list[tuple[Path, str]] = []
+    in_the_way: list[str] = []
     for f in um.files:
+        if f.reason == "symlink" and f.link_target is not None:
+            planned = _planned_link(root, f, force, out, in_the_way)
+            if planned:
+                links.append(planned)
+            continue
         if not f.captured:
-            why = f"symlink -> {f.link_target}" if f.reason == "symlink" else str(f.reason)
-            out.not_restored.append(f"{f.path} ({why})")
+            out.not_restored.append(f"{f.path} ({f.reason})")
             continue
         try:
             target = safe_join(root, f.path)
@@ -86,7 +125,7 @@ def _planned_writes(
             f"by this package: {shown}",
             hint="move them away, or pass --force to overwrite them (they are listed)",
         )
-    return plan
+    return plan, links
 
 
 def apply_package(
@@ -106,7 +145,7 @@ def apply_package(
         return out
     # Untracked files the package itself restores are judged one by one below (identical, or
     # in the way); anything else uncommitted makes the checkout unclean.
-    ours = {f.path for f in um.files if f.captured}
+    ours = {f.path for f in um.files if f.captured or f.reason == "symlink"}
     dirty = [p for p in gitstate.is_dirty(root) if p not in ours]
     if dirty and not force:
         shown = ", ".join(dirty[:5]) + (" …" if len(dirty) > 5 else "")
@@ -115,7 +154,7 @@ def apply_package(
             hint="commit or stash first, or pass --force to apply on top",
         )
     patch = (pkg_dir / "git_diff.patch").read_bytes()
-    plan = _planned_writes(root, pkg_dir, um, force, out)
+    plan, links = _planned_writes(root, pkg_dir, um, force, out)
     err = gitstate.apply_to_worktree(root, patch, check_only=True)
     if err:
         raise CheckFailed(f"the package's patch does not apply here: {err}")
@@ -127,5 +166,8 @@ def apply_package(
     for target, data, mode in plan:
         atomic.write_bytes(target, data, mode=mode)
         out.written.append(target.relative_to(root).as_posix())
+    for link, text in links:
+        atomic.write_symlink(link, text)
+        out.written.append(link.relative_to(root).as_posix())
     out.tree_after = gitstate.worktree_tree_sha(root)
     return out

@@ -233,3 +233,24 @@ def test_resume_detects_a_same_size_edit_made_in_the_same_second_as_the_index(re
     time.sleep(1.1)
     d = resume(repo.path, None, mark=False).data["drift"]
     assert d["changed"] == ["src/app.py"] and not d["tree_equal"]
+
+
+def test_resume_apply_restores_untracked_symlinks_inside_the_repo_and_refuses_escaping_ones(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.write("docs/real.md", "# real\n")
+    os.symlink("real.md", repo.path / "docs" / "alias.md")
+    os.symlink("/etc/passwd", repo.path / "escape-link")
+    pkg = _pkg(repo)
+    meta = meta_of(pkg)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo.path), str(clone))
+    res = resume(Path(clone), str(pkg), apply=True)
+    applied = res.data["applied"]
+    assert os.readlink(clone / "docs" / "alias.md") == "real.md"
+    assert not os.path.lexists(clone / "escape-link")
+    assert any("escape-link" in n and "outside" in n for n in applied["not_restored"])
+    # the exported tree includes the escaping link, so the proof says "not exact" and why
+    assert applied["exact"] is False
+    os.symlink("/etc/passwd", clone / "escape-link")
+    assert tree_sha_of(clone) == meta["worktree_tree_sha"]
