@@ -1,4 +1,4 @@
-"""Shared step assembly for the linear formats (Codex, pi, mini-swe-agent, plain arrays).
+"""Shared step assembly for every format (Claude Code extends it for its response keys).
 
 The rule is the same everywhere: user text opens the *next* step (it is what triggers the model
 call), each model call's output is one step, a tool result joins the step whose call caused it,
@@ -22,6 +22,9 @@ from contextfork.transcript.model import (
 
 
 class StepBuilder:
+    #: Stamp steps with empty timestamp strings too (Claude Code takes its own as written).
+    stamp_empty = False
+
     def __init__(self) -> None:
         self.steps: list[Step] = []
         self.compactions: list[Compaction] = []
@@ -34,9 +37,8 @@ class StepBuilder:
         self.pending_ts: list[str] = []
         self.call_owner: dict[str, Step] = {}
 
-    @staticmethod
-    def _stamp(step: Step, ts: Any) -> None:
-        if isinstance(ts, str) and ts:
+    def _stamp(self, step: Step, ts: Any) -> None:
+        if isinstance(ts, str) and (ts or self.stamp_empty):
             step.started_at = step.started_at or ts
             step.ended_at = ts
 
@@ -68,6 +70,12 @@ class StepBuilder:
             step.raw.append(raw)
         self._stamp(step, ts)
 
+    def _add_blocks(self, step: Step, blocks: Iterable[Block]) -> None:
+        for block in blocks:
+            step.blocks.append(block)
+            if isinstance(block, ToolCall):
+                self.call_owner[block.id] = step
+
     def prompt(self, raw: RawLine | None, ts: Any, blocks: Iterable[Block]) -> None:
         """User (or harness-injected) input: it belongs to the step it triggers."""
         self._park(raw, ts, blocks)
@@ -89,10 +97,7 @@ class StepBuilder:
         if step is None or new_call or self.closed or self.prompt_pending:
             step = self._open()
         self._attach(step, raw, ts)
-        for block in blocks:
-            step.blocks.append(block)
-            if isinstance(block, ToolCall):
-                self.call_owner[block.id] = step
+        self._add_blocks(step, blocks)
         if usage is not None:
             step.usage = usage
         if model:
@@ -102,12 +107,19 @@ class StepBuilder:
         return step
 
     def result(self, raw: RawLine | None, ts: Any, result: ToolResult) -> None:
-        owner = self.call_owner.get(result.call_id) or self.cur
+        self.results(raw, ts, [result])
+
+    def results(
+        self, raw: RawLine | None, ts: Any, results: list[ToolResult], *, call_id: str | None = None
+    ) -> None:
+        """Tool results from one line join the step of the call that caused them: the call
+        ``call_id`` names (default: the first result's), else the current step."""
+        owner = self.call_owner.get(results[0].call_id if call_id is None else call_id) or self.cur
         if owner is None or self.prompt_pending:
-            self._park(raw, ts, [result])
+            self._park(raw, ts, results)
             return
         self._attach(owner, raw, ts)
-        owner.blocks.append(result)
+        owner.blocks.extend(results)
         self.closed = True
 
     def usage(self, usage: Usage) -> bool:
@@ -159,6 +171,23 @@ def int_field(d: dict[str, Any], *keys: str) -> int:
         if isinstance(v, int) and not isinstance(v, bool):
             return v
     return 0
+
+
+#: Where Anthropic's API (and Claude Code) reports input, cache write, cache read and output.
+ANTHROPIC_USAGE = (
+    "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",
+)
+
+
+def usage_fields(d: dict[str, Any], keys: tuple[str, str, str, str] = ANTHROPIC_USAGE) -> Usage:
+    """``Usage`` from a dict reporting input, cache write, cache read and output under ``keys``."""
+    inp, cache_write, cache_read, out = keys
+    return Usage(
+        input_tokens=int_field(d, inp),
+        cache_creation_input_tokens=int_field(d, cache_write),
+        cache_read_input_tokens=int_field(d, cache_read),
+        output_tokens=int_field(d, out),
+    )
 
 
 def timestamps(values: Iterable[Any]) -> tuple[str | None, str | None]:

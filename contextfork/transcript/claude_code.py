@@ -10,18 +10,17 @@ siblings that belong to the same responses, and only then cut the lines into ste
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from contextfork.errors import ContextforkError
+from contextfork.transcript._content import IMAGE, flatten_text
 from contextfork.transcript._jsonl import Record, read_records, require_records
+from contextfork.transcript._steps import StepBuilder, usage_fields
 from contextfork.transcript.model import (
     Block,
-    Compaction,
     RawLine,
     Session,
-    Step,
     TextBlock,
     ThinkingBlock,
     ToolCall,
@@ -56,17 +55,7 @@ def usage_of(message: dict[str, Any]) -> Usage | None:
     raw = message.get("usage")
     if not isinstance(raw, dict):
         return None
-
-    def num(key: str) -> int:
-        v = raw.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-    return Usage(
-        input_tokens=num("input_tokens"),
-        cache_creation_input_tokens=num("cache_creation_input_tokens"),
-        cache_read_input_tokens=num("cache_read_input_tokens"),
-        output_tokens=num("output_tokens"),
-    )
+    return usage_fields(raw)
 
 
 def _usage_total(u: Usage) -> int:
@@ -74,22 +63,7 @@ def _usage_total(u: Usage) -> int:
 
 
 def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for item in content:
-            if isinstance(item, dict):
-                if item.get("type") == "text" and isinstance(item.get("text"), str):
-                    parts.append(item["text"])
-                elif item.get("type") == "image":
-                    parts.append("[image]")
-                elif item.get("type") == "document":
-                    parts.append("[document]")
-            elif isinstance(item, str):
-                parts.append(item)
-        return "\n".join(parts)
-    return ""
+    return flatten_text(content, markers={**IMAGE, "document": "[document]"}, strings=True)
 
 
 def _message(rec: Record) -> dict[str, Any]:
@@ -203,122 +177,68 @@ def live_records(records: list[Record]) -> tuple[list[Record], int]:
     return [main[i] for i in sorted(included)], abandoned
 
 
-class _Builder:
-    """Cuts the live lines into steps: a prompt opens the next step, results join their call's."""
+class _Builder(StepBuilder):
+    """Cuts the live lines into steps: a prompt opens the next step, results join their call's.
+
+    One API response is written as several lines sharing ``message.id`` (its tool results may
+    come in between), so a new response key, not a finished call, opens a step.
+    """
+
+    stamp_empty = True
 
     def __init__(self) -> None:
-        self.steps: list[Step] = []
-        self.compactions: list[Compaction] = []
-        self.cur: Step | None = None
+        super().__init__()
         self.cur_key: str | None = None
-        self.pending_blocks: list[Block] = []
-        self.pending_raw: list[RawLine] = []
-        self.pending_ts: list[str] = []
-        self.prompt_pending = False
-        self.after_compaction = False
-        self.call_owner: dict[str, Step] = {}
-
-    def _stamp(self, step: Step, ts: Any) -> None:
-        if isinstance(ts, str):
-            step.started_at = step.started_at or ts
-            step.ended_at = ts
-
-    def _open(self, key: str | None) -> Step:
-        step = Step(
-            index=len(self.steps) + 1,
-            blocks=list(self.pending_blocks),
-            raw=list(self.pending_raw),
-            after_compaction=self.after_compaction,
-        )
-        for ts in self.pending_ts:
-            self._stamp(step, ts)
-        self.pending_blocks, self.pending_raw, self.pending_ts = [], [], []
-        self.prompt_pending = False
-        self.steps.append(step)
-        self.cur, self.cur_key = step, key
-        return step
-
-    def _park(self, rec: Record, blocks: Iterable[Block] = ()) -> None:
-        self.pending_blocks.extend(blocks)
-        self.pending_raw.append(RawLine(offset=rec.offset, text=rec.text))
-        ts = rec.obj.get("timestamp")
-        if isinstance(ts, str):
-            self.pending_ts.append(ts)
-
-    def _attach(self, step: Step, rec: Record) -> None:
-        step.raw.append(RawLine(offset=rec.offset, text=rec.text))
-        self._stamp(step, rec.obj.get("timestamp"))
 
     def add(self, rec: Record) -> None:
         obj = rec.obj
+        raw, ts = RawLine(offset=rec.offset, text=rec.text), obj.get("timestamp")
         kind = obj.get("type")
         msg = _message(rec)
         if kind == "assistant":
-            key = msg.get("id") or obj.get("requestId") or obj.get("uuid")
-            key = str(key) if key is not None else None
-            step = self.cur
-            if step is None or self.prompt_pending or key != self.cur_key:
-                step = self._open(key)
-            self._attach(step, rec)
-            for block in _assistant_blocks(msg):
-                step.blocks.append(block)
-                if isinstance(block, ToolCall):
-                    self.call_owner[block.id] = step
-            usage = usage_of(msg)
-            if usage is not None and (
-                step.usage is None or _usage_total(usage) > _usage_total(step.usage)
-            ):
-                step.usage = usage
-            if isinstance(msg.get("model"), str):
-                step.model = msg["model"]
-            step.message_id = step.message_id or (msg.get("id") if isinstance(msg.get("id"), str) else None)
-            rid = obj.get("requestId")
-            step.request_id = step.request_id or (rid if isinstance(rid, str) else None)
-            return
-        if kind == "user":
+            self._assistant(obj, msg, raw, ts)
+        elif kind == "user":
             results = _tool_results(rec)
             if results:
-                owner = self.call_owner.get(str(results[0].get("tool_use_id"))) or self.cur
-                converted = [_to_result(b) for b in results]
-                if owner is None or self.prompt_pending:
-                    self._park(rec, converted)
-                else:
-                    self._attach(owner, rec)
-                    owner.blocks.extend(converted)
+                self.results(
+                    raw, ts, [_to_result(b) for b in results],
+                    call_id=str(results[0].get("tool_use_id")),
+                )
                 return
             text = _content_text(msg.get("content"))
             meta = bool(obj.get("isMeta") or obj.get("isCompactSummary")) or is_harness_text(text)
-            self._park(rec, [TextBlock(role="user", text=text, meta=meta)] if text else [])
-            self.prompt_pending = True
-            return
-        if kind == "system" and obj.get("subtype") == "compact_boundary":
+            self.prompt(raw, ts, [TextBlock(role="user", text=text, meta=meta)] if text else [])
+        elif kind == "system" and obj.get("subtype") == "compact_boundary":
             meta_info = obj.get("compactMetadata")
             meta_info = meta_info if isinstance(meta_info, dict) else {}
             pre = meta_info.get("preTokens")
-            ts = obj.get("timestamp")
-            self.compactions.append(
-                Compaction(
-                    before_step=len(self.steps) + 1,
-                    timestamp=ts if isinstance(ts, str) else None,
-                    trigger=str(meta_info["trigger"]) if "trigger" in meta_info else None,
-                    pre_tokens=pre if isinstance(pre, int) else None,
-                )
+            self.compaction(
+                raw, ts,
+                trigger=str(meta_info["trigger"]) if "trigger" in meta_info else None,
+                pre_tokens=pre if isinstance(pre, int) else None,
             )
-            self.after_compaction = True
-            self._park(rec)
-            self.prompt_pending = True
-            return
-        if self.cur is not None and not self.prompt_pending:
-            self._attach(self.cur, rec)
         else:
-            self._park(rec)
+            self.other(raw, ts)
 
-    def finish(self) -> list[Step]:
-        if self.pending_blocks or (self.pending_raw and not self.steps):
-            self._open(None)
-        elif self.pending_raw and self.cur is not None:
-            self.cur.raw.extend(self.pending_raw)
-        return self.steps
+    def _assistant(self, obj: dict[str, Any], msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
+        key = msg.get("id") or obj.get("requestId") or obj.get("uuid")
+        key = str(key) if key is not None else None
+        step = self.cur
+        if step is None or self.prompt_pending or key != self.cur_key:
+            step = self._open()
+            self.cur_key = key
+        self._attach(step, raw, ts)
+        self._add_blocks(step, _assistant_blocks(msg))
+        usage = usage_of(msg)
+        if usage is not None and (
+            step.usage is None or _usage_total(usage) > _usage_total(step.usage)
+        ):
+            step.usage = usage
+        if isinstance(msg.get("model"), str):
+            step.model = msg["model"]
+        step.message_id = step.message_id or (msg.get("id") if isinstance(msg.get("id"), str) else None)
+        rid = obj.get("requestId")
+        step.request_id = step.request_id or (rid if isinstance(rid, str) else None)
 
 
 def build_session(

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from contextfork.transcript._content import flatten_text
 from contextfork.transcript._jsonl import read_records, require_records
 from contextfork.transcript._steps import StepBuilder, int_field, timestamps
 from contextfork.transcript.model import (
@@ -36,13 +37,7 @@ _EXIT_RES = (
 
 
 def _texts(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        str(c.get("text")) for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)
-    )
+    return flatten_text(content, kinds=None, markers={})
 
 
 def _output_text(output: Any) -> tuple[str, bool | None]:

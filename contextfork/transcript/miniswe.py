@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.errors import UsageError
+from contextfork.transcript._content import flatten_text
 from contextfork.transcript._jsonspan import document
 from contextfork.transcript._steps import StepBuilder, int_field
 from contextfork.transcript.model import (
@@ -30,13 +31,7 @@ _RC_RE = re.compile(r"^\s*<returncode>(-?\d+)</returncode>")
 
 
 def content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(c.get("text")) for c in content if isinstance(c, dict) and "text" in c
-        )
-    return ""
+    return flatten_text(content, kinds=None, markers={}, coerce=True)
 
 
 def _usage(extra: Any) -> tuple[Usage | None, str | None]:

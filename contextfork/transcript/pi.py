@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from contextfork.transcript._content import flatten_text
 from contextfork.transcript._jsonl import Record, read_records, require_records
-from contextfork.transcript._steps import StepBuilder, int_field, timestamps
+from contextfork.transcript._steps import StepBuilder, timestamps, usage_fields
 from contextfork.transcript.model import (
     Block,
     RawLine,
@@ -22,21 +23,6 @@ from contextfork.transcript.model import (
     ToolResult,
     Usage,
 )
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for c in content:
-        if isinstance(c, dict):
-            if c.get("type") == "text" and isinstance(c.get("text"), str):
-                parts.append(c["text"])
-            elif c.get("type") == "image":
-                parts.append("[image]")
-    return "\n".join(parts)
 
 
 def _assistant_blocks(content: Any) -> list[Block]:
@@ -65,12 +51,7 @@ def _assistant_blocks(content: Any) -> list[Block]:
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
-    return Usage(
-        input_tokens=int_field(raw, "input"),
-        cache_creation_input_tokens=int_field(raw, "cacheWrite"),
-        cache_read_input_tokens=int_field(raw, "cacheRead"),
-        output_tokens=int_field(raw, "output"),
-    )
+    return usage_fields(raw, ("input", "cacheWrite", "cacheRead", "output"))
 
 
 def live_entries(records: list[Record]) -> list[Record]:
@@ -139,7 +120,7 @@ def load(path: Path) -> Session:
             b.result(
                 raw, ts,
                 ToolResult(
-                    call_id=str(msg.get("toolCallId") or ""), content=_text(msg.get("content")),
+                    call_id=str(msg.get("toolCallId") or ""), content=flatten_text(msg.get("content")),
                     is_error=bool(msg.get("isError")),
                 ),
             )
@@ -150,9 +131,9 @@ def load(path: Path) -> Session:
                 text += f"\n(exit code {code})"
             b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=True)])
         elif role == "user":
-            b.prompt(raw, ts, [TextBlock(role="user", text=_text(msg.get("content")))])
+            b.prompt(raw, ts, [TextBlock(role="user", text=flatten_text(msg.get("content")))])
         else:
-            text = _text(msg.get("content"))
+            text = flatten_text(msg.get("content"))
             b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=True)] if text else [])
     steps = b.finish()
     started, ended = timestamps(r.obj.get("timestamp") for r in stats.records)

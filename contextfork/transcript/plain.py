@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from contextfork.errors import UsageError
+from contextfork.transcript._content import flatten_text
 from contextfork.transcript._jsonspan import document
-from contextfork.transcript._steps import StepBuilder, int_field
+from contextfork.transcript._steps import StepBuilder, int_field, usage_fields
 from contextfork.transcript.model import (
     Block,
     RawLine,
@@ -26,19 +27,10 @@ from contextfork.transcript.model import (
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for c in content:
-        if isinstance(c, dict) and c.get("type") in ("text", "input_text", "output_text"):
-            parts.append(str(c.get("text", "")))
-        elif isinstance(c, dict) and c.get("type") in ("image", "image_url"):
-            parts.append("[image]")
-        elif isinstance(c, str):
-            parts.append(c)
-    return "\n".join(parts)
+    return flatten_text(
+        content, kinds=("text", "input_text", "output_text"),
+        markers={"image": "[image]", "image_url": "[image]"}, strings=True, coerce=True,
+    )
 
 
 def _usage(msg: dict[str, Any]) -> Usage | None:
@@ -53,12 +45,7 @@ def _usage(msg: dict[str, Any]) -> Usage | None:
             cache_read_input_tokens=cached,
             output_tokens=int_field(u, "completion_tokens"),
         )
-    return Usage(
-        input_tokens=int_field(u, "input_tokens"),
-        cache_creation_input_tokens=int_field(u, "cache_creation_input_tokens"),
-        cache_read_input_tokens=int_field(u, "cache_read_input_tokens"),
-        output_tokens=int_field(u, "output_tokens"),
-    )
+    return usage_fields(u)
 
 
 def _anthropic_assistant(content: list[Any]) -> list[Block]:
