@@ -6,43 +6,16 @@ by design: they record no removals, which is exactly the difference being measur
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 from contextfork.render.engine import View
 from contextfork.render.fold import note_texts, step_brief
-from contextfork.render.messages import Msg, StepMessages, step_messages, system_messages
+from contextfork.render.history import StepHistory
+from contextfork.render.messages import Msg
 from contextfork.render.policies import Policy
 from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
 
-class _History:
-    def __init__(self, session: Session, policy: Policy) -> None:
-        self.session = session
-        self.policy = policy
-        self.steps = {s.index: s for s in session.steps}
-        self.order = sorted(self.steps)
-        self.system = list(system_messages(session))
-        self._base: dict[int, StepMessages] = {}
-        self.t = 0
-
-    def base(self, s: int) -> StepMessages:
-        sm = self._base.get(s)
-        if sm is None:
-            sm = step_messages(self.steps[s])
-            self._base[s] = sm
-        return sm
-
-    def between(self, lo: int, hi: int) -> list[int]:
-        if hi <= lo:
-            return []
-        return self.order[bisect_right(self.order, lo) : bisect_right(self.order, hi)]
-
-    def lead(self, t: int) -> list[Msg]:
-        return list(self.base(t).lead) if t in self.steps else []
-
-
-class BaseRenderer(_History):
+class BaseRenderer(StepHistory):
     """Everything, as received: the bill a harness pays without any context management."""
 
     def __init__(self, session: Session, policy: Policy) -> None:
@@ -58,7 +31,7 @@ class BaseRenderer(_History):
         return View(t, [*self.acc, *self.lead(t)], 0)
 
 
-class MaskRenderer(_History):
+class MaskRenderer(StepHistory):
     """Observation masking: only the last ``mask_keep`` tool outputs stay; older ones → a line."""
 
     def __init__(self, session: Session, policy: Policy) -> None:
@@ -91,7 +64,7 @@ class MaskRenderer(_History):
         return View(t, [*out, *self.lead(t)], 0)
 
 
-class CompactRenderer(_History):
+class CompactRenderer(StepHistory):
     """A lossy summary at the harness threshold (recorded compaction points when there are any).
 
     After a compaction the prompt is system + summary + the steps since, like a harness's

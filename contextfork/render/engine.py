@@ -12,7 +12,6 @@ lead of step t. Dedupe, STALE folds and reminders move only at boundary moves; a
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from contextfork.hashing import sha256_text
@@ -27,14 +26,8 @@ from contextfork.render.fold import (
     parse_marks,
     step_brief,
 )
-from contextfork.render.messages import (
-    Msg,
-    StepMessages,
-    original_step_text,
-    reply_text,
-    step_messages,
-    system_messages,
-)
+from contextfork.render.history import StepHistory
+from contextfork.render.messages import Msg, original_step_text, reply_text
 from contextfork.render.policies import Policy
 from contextfork.render.store import Removal
 from contextfork.tokens import estimate_tokens
@@ -58,20 +51,14 @@ def _tok(msgs: tuple[Msg, ...] | list[Msg]) -> int:
     return sum(estimate_tokens(m.content) for m in msgs)
 
 
-class ReFoldRenderer:
+class ReFoldRenderer(StepHistory):
     """Stateful renderer for the refold and epoch policies; advance(t) with t increasing."""
 
     def __init__(self, session: Session, policy: Policy) -> None:
-        self.session = session
-        self.policy = policy
-        self.steps = {s.index: s for s in session.steps}
-        self.order = sorted(s.index for s in session.steps)
-        self.system = system_messages(session)
-        self._base: dict[int, StepMessages] = {}
+        super().__init__(session, policy)
         self.body: dict[int, tuple[Msg, ...]] = {}
         self.b = 0
         self.seen = 0  # replies/outputs of steps <= seen have been read
-        self.t = 0
         self.index = LineIndex()
         self.removals: list[Removal] = []
         self.step_sha: dict[int, str] = {}
@@ -90,24 +77,11 @@ class ReFoldRenderer:
         self.epochs = 0
         self.floor = 0.0
 
-    # -- per-step material -------------------------------------------------------------
-    def base(self, s: int) -> StepMessages:
-        sm = self._base.get(s)
-        if sm is None:
-            sm = step_messages(self.steps[s])
-            self._base[s] = sm
-        return sm
-
-    def _prev_steps(self, lo: int, hi: int) -> list[int]:
-        """Step indices in (lo, hi] that exist, in order."""
-        if hi <= lo:
-            return []
-        return self.order[bisect_right(self.order, lo) : bisect_right(self.order, hi)]
-
+    # -- per-step material (base, between, lead: StepHistory) -----------------------------
     def _read(self, upto: int) -> None:
         """Learn from replies and outputs of steps that became visible (marks, owners, refs)."""
         p = self.policy
-        for s in self._prev_steps(self.seen, upto):
+        for s in self.between(self.seen, upto):
             reply = reply_text(self.steps[s])
             if p.fold_stale or p.reminder or p.auto_stale:
                 marks = parse_marks(reply)
@@ -204,13 +178,13 @@ class ReFoldRenderer:
 
     def _rebuild_behind(self) -> None:
         self.behind = []
-        for s in self._prev_steps(0, self.b):
+        for s in self.between(0, self.b):
             self.behind.extend(self._step_behind(s))
         self.behind_tokens = _tok(self.behind)
 
     def _tail(self, t: int) -> list[Msg]:
         out: list[Msg] = []
-        for s in self._prev_steps(self.b, t - 1):
+        for s in self.between(self.b, t - 1):
             sm = self.base(s)
             out.extend(sm.lead)
             body = sm.body
@@ -234,7 +208,7 @@ class ReFoldRenderer:
         new_b = min(boundary(t, p.k), t - 1)
         if new_b > self.b:
             old_b = self.b
-            for s in self._prev_steps(old_b, new_b):
+            for s in self.between(old_b, new_b):
                 self._process(s)
             self.b = new_b
             if p.auto_stale and not self.protocol_seen:
@@ -245,12 +219,12 @@ class ReFoldRenderer:
             if due and due[0] <= old_b:
                 self._rebuild_behind()
             else:
-                for s in self._prev_steps(old_b, new_b):
+                for s in self.between(old_b, new_b):
                     part = self._step_behind(s)
                     self.behind.extend(part)
                     self.behind_tokens += _tok(part)
         tail = self._tail(t)
-        lead = list(self.base(t).lead) if t in self.steps else []
+        lead = self.lead(t)
         if p.epoch:
             occ = _tok(self.system) + self.behind_tokens + _tok(tail) + _tok(lead)
             if occ >= max(p.commit_at * p.budget_tokens, self.floor):
@@ -261,7 +235,7 @@ class ReFoldRenderer:
     def _auto_stale(self, old_b: int, new_b: int) -> None:
         """Stand-in for STALE lines the agent never wrote: a finished tool batch crossing the
         boundary is stale when no later reply mentioned anything it first showed."""
-        for s in self._prev_steps(old_b, new_b):
+        for s in self.between(old_b, new_b):
             outs = [m for m in self.base(s).body if m.kind == "output"]
             if outs and s not in self.last_ref and s not in self.pending and not self._rich(s):
                 self.pending[s] = None
