@@ -38,13 +38,16 @@ def open_layout(
     return layout_for(repo, default_session(session))
 
 
-def _require(layout: StoreLayout) -> None:
+def _existing(repo: Path | None, session: str | None, store_dir: Path | None) -> StoreLayout:
+    """``open_layout`` for commands that read a store: NotFoundError when there is none yet."""
+    layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
     if not layout.dir.is_dir():
         raise NotFoundError(
             f"no cold store for session {layout.session_id!r} at {layout.dir}",
             hint="fold something first: `contextfork fold add STEP SUMMARY`",
         )
+    return layout
 
 
 def fold_step(
@@ -170,8 +173,7 @@ def recall(
 ) -> Result:
     from contextfork.cold.recall import recall as do_recall
 
-    layout = open_layout(repo, session, store_dir)
-    _require(layout)
+    layout = _existing(repo, session, store_dir)
     with idx.opened(layout) as conn:
         data = do_recall(conn, query, limit)
     lines = [f"{h['tier']:7} {h['label']:10} step {h['step_id']}: {h['summary'][:100]}" for h in data["hits"]]
@@ -181,8 +183,7 @@ def recall(
 def hydrate(
     step_id: int, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
 ) -> Result:
-    layout = open_layout(repo, session, store_dir)
-    _require(layout)
+    layout = _existing(repo, session, store_dir)
     check_step_id(step_id)
     policy = load_policy(layout)
     with store_lock(layout):
@@ -196,8 +197,7 @@ def hydrate(
 def evict(
     step_id: int, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
 ) -> Result:
-    layout = open_layout(repo, session, store_dir)
-    _require(layout)
+    layout = _existing(repo, session, store_dir)
     read_node(layout, step_id)  # NotFoundError / IntegrityError for a bad step
     with store_lock(layout):
         data = evict_one(layout, step_id)
@@ -208,8 +208,7 @@ def show(
     step_id: int, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
 ) -> Result:
     """The developer view: the verified node, zero prompt cost, no turn state touched."""
-    layout = open_layout(repo, session, store_dir)
-    _require(layout)
+    layout = _existing(repo, session, store_dir)
     node = read_node(layout, step_id)
     data = {"node": node, "verified": True, "prompt_cost": 0}
     text = (f"step {step_id}  sha256 {node['payload_sha256']}\nsummary: {node['summary']}\n"
@@ -221,8 +220,7 @@ def show(
 def status(
     *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
 ) -> Result:
-    layout = open_layout(repo, session, store_dir)
-    _require(layout)
+    layout = _existing(repo, session, store_dir)
     with idx.opened(layout) as conn:
         count, tokens, last = conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(token_count),0), MAX(step_id) FROM nodes").fetchone()
@@ -271,8 +269,7 @@ def rebuild_index(
     from contextfork.cold.node import verify_node
     from contextfork.cold.store import ensure_policy, node_files
 
-    layout = open_layout(repo, session, store_dir)
-    _require(layout)
+    layout = _existing(repo, session, store_dir)
     skipped: list[str] = []
     with store_lock(layout):
         policy = ensure_policy(layout)
