@@ -3,9 +3,11 @@
 A settings file belongs to the user: other hooks, permissions, env, a statusLine someone else
 set. So we never rewrite it wholesale. We add our entries next to theirs, recognise our own by
 their command string (``contextfork hook <event>`` / ``contextfork statusline``), keep the
-file's key order, and on uninstall remove exactly those entries (plus any container our removal
-left empty). Installing twice changes nothing. A symlinked settings file (dotfiles repos) is
-written through to its target.
+file's key order and formatting (indent, line endings, final newline), and on uninstall put
+back exactly what was there: the original bytes when the file is still as we left it, else only
+our entries come out and the containers that existed before (even an empty ``"hooks": {}``)
+stay (``install_state``). Installing twice changes nothing. A symlinked settings file (dotfiles
+repos) is written through to its target. Codex's feature flag lives in ``codex_config``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from contextfork import atomic
 from contextfork.envelope import Problem, Result
 from contextfork.errors import UsageError
+from contextfork.harness import install_state
 
 EXE = "contextfork"
 STATUSLINE_COMMAND = f"{EXE} statusline"
@@ -61,8 +64,12 @@ def codex_hooks_path(root: Path) -> Path:
 def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
+    return _parse(path, path.read_bytes())
+
+
+def _parse(path: Path, raw: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise UsageError(
             f"{path} is not valid JSON ({err}); left untouched", hint="fix the file, then retry"
@@ -72,11 +79,33 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+_INDENT = re.compile(r"[\[{][ \t]*\r?\n([ \t]+)\S")
+
+
+def dump_like(data: dict[str, Any], original: str | None) -> bytes:
+    """JSON in the original file's style: its indent, line endings and final newline."""
+    indent: int | str = 2
+    if original:
+        m = _INDENT.search(original)
+        if m:
+            ws = m.group(1)
+            indent = len(ws) if set(ws) == {" "} else ws
+    ascii_only = bool(original) and "\\u" in str(original) and str(original).isascii()
+    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
+    if original is None or original.endswith("\n") or not original.strip():
+        text += "\n"
+    if original and "\r\n" in original:
+        text = text.replace("\n", "\r\n")
+    return text.encode("utf-8")
+
+
+def _write(root: Path, path: Path, data: dict[str, Any], before: bytes | None) -> None:
+    target = install_state.real_target(path)
+    text = dump_like(data, None if before is None else before.decode("utf-8"))
     mode = target.stat().st_mode & 0o777 if target.exists() else None
-    atomic.write_text(target, text, mode=mode)
+    created = install_state.missing_dirs(target)
+    atomic.write_bytes(target, text, mode=mode)
+    install_state.note_write(root, target, before, text, created)
 
 
 def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -139,10 +168,15 @@ def merge_hooks(
     return report
 
 
-def unmerge_hooks(data: dict[str, Any], path: Path) -> dict[str, int]:
+def unmerge_hooks(
+    data: dict[str, Any], path: Path, before: dict[str, Any] | None = None
+) -> dict[str, int]:
+    """Remove our entries; drop a container our removal emptied unless it was there before."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return {}
+    old_hooks = before.get("hooks") if before is not None else None
+    had = set(old_hooks) if isinstance(old_hooks, dict) else set()
     report: dict[str, int] = {}
     for event in list(hooks):
         groups = hooks[event]
@@ -152,11 +186,11 @@ def unmerge_hooks(data: dict[str, Any], path: Path) -> dict[str, int]:
         if not removed:
             continue
         report[event] = removed
-        if stripped:
+        if stripped or event in had:
             hooks[event] = stripped
         else:
             del hooks[event]
-    if report and not hooks:
+    if report and not hooks and not isinstance(old_hooks, dict):
         del data["hooks"]
     return report
 
@@ -174,10 +208,30 @@ def _exe_problem() -> list[Problem]:
     return []
 
 
+def _put_back(
+    root: Path, path: Path, data: dict[str, Any], current: bytes, rec: install_state.Record | None
+) -> str:
+    """Write the settings without our entries: the original bytes when nobody edited the file
+    since we wrote it ("original_bytes"), else ours removed in the file's own style
+    ("entries_removed"); a file we created and that holds nothing else goes ("file_removed")."""
+    target = install_state.real_target(path)
+    if install_state.restore_exact(root, target, current):
+        return "original_bytes" if target.exists() else "file_removed"
+    if rec is not None and rec.before is None and not data:
+        install_state.remove_created(root, target, rec)
+        install_state.forget(root, target)
+        return "file_removed"
+    text = dump_like(data, current.decode("utf-8"))
+    atomic.write_bytes(target, text, mode=target.stat().st_mode & 0o777)
+    install_state.forget(root, target)
+    return "entries_removed"
+
+
 def install_claude(root: Path, scope: str) -> Result:
     path = claude_settings_path(root, scope)
-    data = _read(path)
     existed = path.exists()
+    before = path.read_bytes() if existed else None
+    data = _parse(path, before) if before is not None else {}
     report = merge_hooks(data, CLAUDE_HOOKS, path)
     problems = _exe_problem()
     status_line = data.get("statusLine")
@@ -200,7 +254,7 @@ def install_claude(root: Path, scope: str) -> Result:
         )
     changed = any(v != "unchanged" for v in report.values()) or sl_state == "set"
     if changed:
-        _write(path, data)
+        _write(root, path, data, before)
     lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:"]
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(f"  statusLine: {sl_state.replace('_', ' ')}")
@@ -223,28 +277,24 @@ def install_claude(root: Path, scope: str) -> Result:
 
 def uninstall_claude(root: Path, scope: str) -> Result:
     path = claude_settings_path(root, scope)
+    where = {"harness": "claude-code", "scope": scope, "path": str(path)}
     if not path.exists():
         return Result(
             "hooks uninstall",
-            data={
-                "harness": "claude-code",
-                "scope": scope,
-                "path": str(path),
-                "removed": {},
-                "changed": False,
-            },
+            data={**where, "removed": {}, "changed": False},
             text=f"{path} does not exist; nothing to remove",
         )
-    data = _read(path)
-    removed = unmerge_hooks(data, path)
+    current = path.read_bytes()
+    data = _parse(path, current)
+    rec = install_state.load(root, install_state.real_target(path))
+    removed = unmerge_hooks(data, path, install_state.before_data(rec))
     status_line = data.get("statusLine")
     sl_removed = isinstance(status_line, dict) and is_ours(status_line.get("command"))
     if sl_removed:
         del data["statusLine"]
     changed = bool(removed) or sl_removed
-    if changed:
-        _write(path, data)
-    lines = [f"Claude Code hooks ({scope}) in {path}:"]
+    restored = _put_back(root, path, data, current, rec) if changed else "unchanged"
+    lines = [f"Claude Code hooks ({scope}) in {path}: {restored.replace('_', ' ')}"]
     lines += [f"  {event}: removed {n}" for event, n in removed.items()]
     if sl_removed:
         lines.append("  statusLine: removed")
@@ -252,83 +302,110 @@ def uninstall_claude(root: Path, scope: str) -> Result:
         lines.append("  nothing of ours was installed")
     return Result(
         "hooks uninstall",
-        data={
-            "harness": "claude-code",
-            "scope": scope,
-            "path": str(path),
-            "removed": removed,
-            "statusline_removed": sl_removed,
-            "changed": changed,
-        },
+        data={**where, "removed": removed, "statusline_removed": sl_removed, "changed": changed,
+              "restored": restored},
         text="\n".join(lines),
     )
 
 
-def _codex_feature_problem(root: Path) -> list[Problem]:
-    home = os.environ.get("CODEX_HOME")
-    candidates = [
-        root / ".codex" / "config.toml",
-        (Path(home).expanduser() if home else Path.home() / ".codex") / "config.toml",
-    ]
-    flag = re.compile(r"^\s*(codex_)?hooks\s*=\s*true\b", re.M)
-    for cfg in candidates:
-        try:
-            if flag.search(cfg.read_text(encoding="utf-8")):
-                return []
-        except (OSError, UnicodeDecodeError):
-            continue
-    return [
-        Problem(
-            "info",
-            "codex_feature_flag",
-            "Codex runs hooks only with `[features] codex_hooks = true` in config.toml "
-            "(see examples/codex/config.toml)",
-            None,
+_FLAG_TEXT = {
+    "added": "added `{key} = true` under [features]",
+    "enabled": "already on (`{key} = true`)",
+    "enabled_in_user_config": "already on in the user config (`{key} = true`)",
+    "disabled_here": "`{key} = false` here: left as set; Codex will not run the hooks",
+    "disabled_in_user_config": "`{key} = false` in the user config: left as set",
+    "not_editable": "not changed ({detail})",
+}
+
+
+def _codex_flag(root: Path) -> tuple[dict[str, Any], list[Problem], str]:
+    from contextfork.harness import codex_config
+
+    out = codex_config.enable(root)
+    info = {"path": str(out.path), "state": out.state, "key": out.key}
+    line = f"  feature flag ({out.path}): " + _FLAG_TEXT[out.state].format(
+        key=out.key, detail=out.detail
+    )
+    problems: list[Problem] = []
+    if out.state.startswith("disabled") or out.state == "not_editable":
+        problems.append(
+            Problem(
+                "warning",
+                "codex_feature_flag",
+                f"Codex hooks are not enabled by contextfork: {out.path}: "
+                + _FLAG_TEXT[out.state].format(key=out.key, detail=out.detail)
+                + "; to run them set `[features] hooks = true` (see examples/codex/config.toml)",
+                str(out.path),
+            )
         )
-    ]
+    if out.state == "added":
+        problems.append(
+            Problem(
+                "info",
+                "codex_trust",
+                "Codex reads a project's .codex/ only when the project is trusted, and asks you "
+                "to review new hooks (/hooks) before they run",
+                str(out.path),
+            )
+        )
+    return info, problems, line
 
 
 def install_codex(root: Path) -> Result:
     path = codex_hooks_path(root)
-    data = _read(path)
     existed = path.exists()
+    before = path.read_bytes() if existed else None
+    data = _parse(path, before) if before is not None else {}
     report = merge_hooks(data, CODEX_HOOKS, path)
     changed = any(v != "unchanged" for v in report.values())
     if changed:
-        _write(path, data)
-    problems = _exe_problem() + _codex_feature_problem(root)
+        _write(root, path, data, before)
+    flag, flag_problems, flag_line = _codex_flag(root)
+    problems = _exe_problem() + flag_problems
     lines = [f"Codex hooks in {path}{'' if existed else ' (created)'}:"]
     lines += [f"  {event}: {state}" for event, state in report.items()]
+    lines.append(flag_line)
+    changed = changed or flag["state"] == "added"
     if not changed:
         lines.append("  nothing to do (already installed)")
     return Result(
         "hooks install",
-        data={"harness": "codex", "path": str(path), "events": report, "changed": changed},
+        data={"harness": "codex", "path": str(path), "events": report, "changed": changed,
+              "feature_flag": flag},
         problems=problems,
         text="\n".join(lines),
-    )
+    )  # fmt: skip
 
 
 def uninstall_codex(root: Path) -> Result:
+    from contextfork.harness import codex_config
+
+    flag = codex_config.disable(root)  # first: it may leave .codex/ empty for hooks.json's turn
     path = codex_hooks_path(root)
-    if not path.exists():
-        return Result(
-            "hooks uninstall",
-            data={"harness": "codex", "path": str(path), "removed": {}, "changed": False},
-            text=f"{path} does not exist; nothing to remove",
-        )
-    data = _read(path)
-    removed = unmerge_hooks(data, path)
-    if removed:
-        _write(path, data)
-    lines = [f"Codex hooks in {path}:"] + [f"  {e}: removed {n}" for e, n in removed.items()]
+    removed: dict[str, int] = {}
+    restored = "absent"
+    if path.exists():
+        current = path.read_bytes()
+        data = _parse(path, current)
+        rec = install_state.load(root, install_state.real_target(path))
+        removed = unmerge_hooks(data, path, install_state.before_data(rec))
+        restored = _put_back(root, path, data, current, rec) if removed else "unchanged"
+    lines = [f"Codex hooks in {path}: {restored.replace('_', ' ')}"]
+    lines += [f"  {e}: removed {n}" for e, n in removed.items()]
     if not removed:
         lines.append("  nothing of ours was installed")
+    lines.append(f"  feature flag ({flag.path}): {flag.state.replace('_', ' ')}")
+    problems = []
+    if flag.state == "not_editable":
+        problems.append(Problem("warning", "codex_feature_flag", str(flag.detail), str(flag.path)))
+    changed = bool(removed) or flag.state not in ("absent", "not_editable")
     return Result(
         "hooks uninstall",
-        data={"harness": "codex", "path": str(path), "removed": removed, "changed": bool(removed)},
+        data={"harness": "codex", "path": str(path), "removed": removed, "changed": changed,
+              "restored": restored, "feature_flag": {"path": str(flag.path), "state": flag.state}},
+        problems=problems,
         text="\n".join(lines),
-    )
+    )  # fmt: skip
 
 
 __all__ = ["install_claude", "install_codex", "is_ours", "uninstall_claude", "uninstall_codex"]

@@ -42,7 +42,7 @@ def test_mcp_configs_start_the_stdio_server() -> None:
         for p in roots["mcpServers"]["contextfork"]["env"]["CONTEXTFORK_ALLOWED_ROOTS"].split(";")
     )
     toml = tomllib.loads((EXAMPLES / "codex" / "config.toml").read_text())
-    assert toml["features"]["codex_hooks"] is True
+    assert toml["features"]["hooks"] is True
     assert toml["mcp_servers"]["contextfork"] == {"command": "contextfork", "args": ["mcp"]}
 
 

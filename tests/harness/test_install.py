@@ -80,12 +80,13 @@ def test_uninstall_restores_the_original_settings(tmp_path: Path) -> None:
     assert settings.read_bytes() == original
 
 
-def test_install_into_a_missing_file_then_uninstall_leaves_an_empty_object(tmp_path: Path) -> None:
+def test_install_into_a_missing_file_then_uninstall_removes_it_again(tmp_path: Path) -> None:
     res = install.install_claude(tmp_path, "project")
     settings = tmp_path / ".claude" / "settings.json"
     assert settings.exists() and res.data["statusline"] == "set"
-    install.uninstall_claude(tmp_path, "project")
-    assert json.loads(settings.read_text()) == {}
+    gone = install.uninstall_claude(tmp_path, "project")
+    assert gone.data["restored"] == "file_removed"
+    assert not settings.exists() and not (tmp_path / ".claude").exists()
 
 
 def test_a_foreign_statusline_is_kept_and_reported(tmp_path: Path) -> None:
@@ -154,7 +155,12 @@ def test_symlinked_settings_are_written_through(tmp_path: Path) -> None:
     assert "hooks" in json.loads(real.read_text())
 
 
-def test_codex_install_writes_hooks_json_and_uninstall_restores(tmp_path: Path) -> None:
+def test_codex_install_writes_hooks_json_and_uninstall_restores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    (tmp_path / "codex-home").mkdir()
+    (tmp_path / "codex-home" / "config.toml").write_text("[features]\nhooks = false\n")
     path = tmp_path / ".codex" / "hooks.json"
     foreign = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]}}
     original = _write(path, foreign)
