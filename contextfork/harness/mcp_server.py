@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from contextfork.envelope import Result, envelope
-from contextfork.errors import ContextforkError, NotFoundError, UsageError
+from contextfork.errors import ContextforkError, IntegrityError, NotFoundError, UsageError
 from contextfork.harness import allowed_roots
 from contextfork.package.models import ActiveGoal, Decision, FailedApproach, NextAction, Risk
 
@@ -31,7 +31,8 @@ INSTRUCTIONS = """contextfork keeps long coding sessions lossless.
   working tree) is filled from git. The result lists parts still unfilled.
 - validate_session_context / resume_session_context / get_package_details /
   read_handoff_summary / clean_session_context (dry run unless confirm=true): packages.
-- scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store.
+- scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store;
+  peek_fold(store="render") also reads the originals the renderer removed (<session>-render).
 All paths must lie inside CONTEXTFORK_ALLOWED_ROOTS."""
 
 
@@ -297,38 +298,119 @@ def scan_context(prompt: str, session_id: str, workspace: str | None = None) -> 
     return _call(run)
 
 
+def _render_session(session_id: str) -> str:
+    """The renderer's store for a session: ``<session>-render`` (its own naming rule)."""
+    from contextfork.render.coldsource import SUFFIX, render_session_id
+    from contextfork.transcript.model import Session
+
+    if session_id.endswith(SUFFIX):
+        return session_id
+    return render_session_id(Session(format="claude-code", session_id=session_id))
+
+
+def _in_render_store(root: Path, step: int, session_id: str) -> bool:
+    from contextfork.cold import api
+
+    try:
+        api.show(step, repo=root, session=_render_session(session_id))
+    except ContextforkError:
+        return False
+    return True
+
+
 def hydrate_step(step: int, session_id: str, workspace: str | None = None) -> dict[str, Any]:
-    """The exact bytes of one folded step into this turn (SHA-256 verified, within the budget)."""
+    """The exact bytes of one folded step into this turn (SHA-256 verified, within the budget).
+
+    Reads the fold store, whose turn budget scan_context opens; a step the renderer removed
+    (kept in ``<session>-render``) is read with peek_fold(store="render")."""
 
     def run() -> Result:
         from contextfork.cold import api
 
         root = workspace_root(workspace)
-        return api.hydrate(step, repo=root, session=_session(session_id))
+        sid = _session(session_id)
+        try:
+            return api.hydrate(step, repo=root, session=sid)
+        except NotFoundError as err:
+            if not _in_render_store(root, step, sid):
+                raise
+            raise NotFoundError(
+                f"{err.message}; step {step} is in the render store {_render_session(sid)!r}",
+                hint='read it with peek_fold(step, session_id, store="render")',
+            ) from err
 
     return _call(run)
 
 
+StoreName = Literal["auto", "fold", "render"]
+
+
+def _peek_node(root: Path, step: int, sid: str, store: StoreName) -> tuple[dict[str, Any], str, str]:
+    """The verified node, which store answered ("fold" | "render") and that store's session."""
+    from contextfork.cold import api
+    from contextfork.render.coldsource import SOURCE_KIND
+
+    rsid = _render_session(sid)
+    order = {"fold": [("fold", sid)], "render": [("render", rsid)],
+             "auto": [("fold", sid), ("render", rsid)]}[store]  # fmt: skip
+    missing: list[str] = []
+    for kind, store_sid in order:
+        try:
+            node: dict[str, Any] = api.show(step, repo=root, session=store_sid).data["node"]
+        except NotFoundError as err:  # tamper (IntegrityError) is never skipped over
+            missing.append(err.message)
+            continue
+        source = node.get("source") or {}
+        if kind == "render" and source.get("kind") != SOURCE_KIND:
+            raise IntegrityError(
+                f"cold node {step} of {store_sid!r} is not a render original",
+                hint="the -render store holds only nodes written by the renderer",
+            )
+        return node, kind, store_sid
+    raise NotFoundError(
+        "; ".join(missing),
+        hint="store='fold' reads <session> (fold/pre-compact), store='render' reads "
+        "<session>-render (the renderer's removed originals); 'auto' tries both",
+    )
+
+
 def peek_fold(
-    step: int, session_id: str, workspace: str | None = None, offset: int = 0, length: int = 4000
+    step: int,
+    session_id: str,
+    workspace: str | None = None,
+    offset: int = 0,
+    length: int = 4000,
+    store: StoreName = "auto",
+    block: int | None = None,
 ) -> dict[str, Any]:
-    """A verified slice of a folded step (developer view: no prompt budget, no turn state)."""
+    """A verified slice of a folded step (developer view: no prompt budget, no turn state).
+
+    store: "fold" (the session's fold store), "render" (``<session>-render``: originals the
+    renderer removed from the prompt), or "auto" (fold first, then render). block: with a
+    render original, only that message block of the step."""
 
     def run() -> Result:
-        from contextfork.cold import api
-
         root = workspace_root(workspace)
         if offset < 0 or length <= 0:
             raise UsageError("offset must be >= 0 and length > 0")
-        shown = api.show(step, repo=root, session=_session(session_id))
-        node = shown.data["node"]
+        node, kind, store_sid = _peek_node(root, step, _session(session_id), store)
         content = str(node["content"])
+        if block is not None:
+            rng = ((node.get("source") or {}).get("blocks") or {}).get(str(block))
+            if kind != "render" or not isinstance(rng, list) or len(rng) != 2:
+                raise NotFoundError(f"step {step} has no block {block} in {store_sid!r}",
+                                    hint="blocks exist only in render originals")  # fmt: skip
+            content = content[int(rng[0]) : int(rng[1])]
         piece = content[offset : offset + length]
         data = {
             "step_id": step,
+            "store": kind,
+            "store_session": store_sid,
+            "block": block,
             "payload_sha256": node["payload_sha256"],
             "verified": True,
             "summary": node["summary"],
+            "redactions": len(node.get("redactions") or []),
             "offset": offset,
             "length": len(piece),
             "total": len(content),
