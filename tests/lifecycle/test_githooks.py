@@ -163,7 +163,7 @@ def test_hooks_install_needs_a_target_and_dispatches_claude_to_the_harness(
     assert run_cli("hooks", "install", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
     assert "UserPromptSubmit" in settings.read_text()
     assert run_cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
-    assert "UserPromptSubmit" not in settings.read_text()
+    assert not settings.exists()  # the install created it: uninstall puts back "no file"
 
 
 def test_hook_scripts_call_the_installing_interpreter_by_absolute_path(repo: Repo) -> None:
