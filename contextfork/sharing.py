@@ -15,7 +15,7 @@ from pathlib import Path
 
 from contextfork import atomic, gitstate
 from contextfork.envelope import Problem, Result
-from contextfork.errors import GitError, IntegrityError, NotFoundError
+from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
 from contextfork.package import store
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
 from contextfork.paths import unsafe_reason
@@ -72,17 +72,44 @@ def _recorded_head(pkg: Path) -> str | None:
     return head if isinstance(head, str) else None
 
 
-def push(root: Path, remote: str, spec: str | None) -> Result:
+def _secrets(refs: list[store.PackageRef]) -> dict[str, dict[str, list[str]]]:
+    from contextfork.package.secrets import scan_package
+
+    found = {r.package_id: scan_package(r.path) for r in refs}
+    return {pid: files for pid, files in found.items() if files}
+
+
+def push(root: Path, remote: str, spec: str | None, *, allow_secrets: bool = False) -> Result:
+    """Push packages; one whose untracked snapshots hold a secret only with ``allow_secrets``
+    (checked for every package before anything is stored or pushed)."""
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
         raise NotFoundError(f"no packages in {store.packages_dir(root)} to push")
+    secrets = _secrets(refs)
+    if secrets and not allow_secrets:
+        first_pid, files = next(iter(secrets.items()))
+        path, kinds = next(iter(files.items()))
+        more = sum(len(f) for f in secrets.values()) - 1
+        raise CheckFailed(
+            f"package {first_pid} holds a secret in untracked snapshot {path} ({', '.join(kinds)})"
+            + (f" and {more} more file(s)" if more else "")
+            + f"; nothing pushed to {remote}",
+            hint="export again without the file and push that package by id, "
+            "or pass --allow-secrets to push it anyway",
+        )
     stored = {r.package_id: store_commit(root, r) for r in refs}
     specs = [f"{REF_PREFIX}{pid}:{REF_PREFIX}{pid}" for pid in stored]
     gitstate.push_refs(root, remote, specs)
     text = f"Pushed {len(stored)} package(s) to {remote} under {REF_PREFIX}*\n" + "\n".join(
         f"  {pid} -> {sha[:12]}" for pid, sha in stored.items()
     )
-    return Result("push", data={"remote": remote, "packages": stored}, text=text)
+    problems = [
+        Problem("warning", "untracked_secret", f"pushed with --allow-secrets: {', '.join(kinds)}",
+                f"{pid}:untracked/{path}")
+        for pid, files in secrets.items() for path, kinds in files.items()
+    ]  # fmt: skip
+    data = {"remote": remote, "packages": stored, "secrets": secrets}
+    return Result("push", data=data, problems=problems, text=text)
 
 
 def _materialize(root: Path, package_id: str, commit: str) -> None:

@@ -93,13 +93,17 @@ def register(app: typer.Typer) -> None:
     def push(
         remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
         package: Annotated[str | None, typer.Argument(help="Package id (default: all).")] = None,
+        allow_secrets: Annotated[bool, typer.Option(
+            "--allow-secrets", help="Push even if an untracked snapshot holds a secret.")] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
-        """Store packages as commits under refs/contextfork/packages/ and push them."""
+        """Store packages as commits under refs/contextfork/packages/ and push them.
+
+        Refuses (exit 1) when an untracked snapshot holds a secret, unless --allow-secrets."""
         from contextfork import sharing
 
-        emit(sharing.push(_root(repo), remote, package), json)
+        emit(sharing.push(_root(repo), remote, package, allow_secrets=allow_secrets), json)
 
     @app.command()
     @guarded("pull")

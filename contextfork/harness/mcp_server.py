@@ -165,12 +165,14 @@ def export_session_context(
             "unfilled": missing,
             "handoff_summary": str(pkg / "handoff_summary.md"),
         }
+        seen = {(p.code, p.path) for p in exported.problems}
         text = exported.text or ""
         text += "\nunfilled parts: " + (", ".join(missing) if missing else "none")
         return Result(
             "export",
             data=data,
-            problems=exported.problems + check.problems,
+            problems=exported.problems
+            + [p for p in check.problems if (p.code, p.path) not in seen],
             exit_code=check.exit_code if not check.data["valid"] else 0,
             text=text,
         )

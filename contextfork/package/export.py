@@ -21,6 +21,7 @@ from contextfork import __version__, atomic, gitstate
 from contextfork.envelope import Problem
 from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.package import handoff as handoff_mod
+from contextfork.package import secrets as secrets_mod
 from contextfork.package.store import new_package_id, packages_dir, utc_now_iso
 from contextfork.paths import unsafe_reason
 
@@ -96,11 +97,12 @@ def git_status_file(st: gitstate.Status) -> dict[str, Any]:
 
 
 def _untracked_entry(
-    path: str, size: int, mode: str, sha: str | None, reason: str | None, target: str | None = None
+    path: str, size: int, mode: str, sha: str | None, reason: str | None, target: str | None = None,
+    secrets: list[str] | None = None,
 ) -> dict[str, Any]:
     return {
         "path": path, "size": size, "mode": mode, "sha256": sha, "captured": reason is None,
-        "reason": reason, "link_target": target,
+        "reason": reason, "link_target": target, "secrets": secrets or [],
     }  # fmt: skip
 
 
@@ -146,7 +148,8 @@ def _capture_untracked(
             continue
         atomic.write_into(staging, f"untracked/{rel}", data)
         total += len(data)
-        files.append(_untracked_entry(rel, len(data), mode, sha256_bytes(data), None))
+        found = secrets_mod.kinds_in(data)  # recorded, never removed: the bytes stay exact
+        files.append(_untracked_entry(rel, len(data), mode, sha256_bytes(data), None, None, found))
     return {
         "manifest_version": MANIFEST_VERSION,
         "file_cap_bytes": opts.file_cap,
@@ -280,6 +283,7 @@ def _write_package(
         Problem("warning", "non_utf8_name", "file name is not valid UTF-8", n)
         for n in gs["undecodable_names"]
     ]
+    problems += secrets_mod.problems({f["path"]: f["secrets"] for f in um["files"] if f["secrets"]})
     return ExportOutcome(package_id, final, manifest, gs, um, problems)
 
 

@@ -79,6 +79,11 @@ class UntrackedFile(_Strict):
     captured: bool
     reason: NotCapturedReason | None = None
     link_target: str | None = None
+    secrets: list[str] = Field(
+        default_factory=list,
+        description="secret kinds (contextfork.redact rules) found in the captured snapshot, "
+        "which is kept byte-exact; `contextfork push` refuses the package unless --allow-secrets",
+    )
 
 
 class UntrackedManifest(_Strict):

@@ -19,6 +19,7 @@ from contextfork.envelope import Problem, Severity
 from contextfork.errors import ExitCode
 from contextfork.hashing import canonical_sha256, sha256_file
 from contextfork.package import handoff as handoff_mod
+from contextfork.package import secrets as secrets_mod
 from contextfork.package.models import (
     GitStatusFile,
     Handoff,
@@ -301,6 +302,7 @@ def validate_package(pkg: Path, root: Path | None, *, strict: bool = False) -> V
         )
     if um is not None:
         _check_untracked(pkg, um, manifest, problems)
+        problems += secrets_mod.problems(secrets_mod.scan_package(pkg))
     _check_patch(root, pkg, meta, um, problems)
     raw_handoff = _load_json(pkg, "handoff.json", [])
     if raw_handoff is not None:
