@@ -105,7 +105,17 @@ def _write(root: Path, path: Path, data: dict[str, Any], before: bytes | None) -
     mode = target.stat().st_mode & 0o777 if target.exists() else None
     created = install_state.missing_dirs(target)
     atomic.write_bytes(target, text, mode=mode)
+    if before is not None and _holds_ours(before) and install_state.load(root, target) is None:
+        return  # installed by a version that kept no record: uninstall removes ours structurally
     install_state.note_write(root, target, before, text, created)
+
+
+def _holds_ours(raw: bytes) -> bool:
+    data = json.loads(raw.decode("utf-8"))
+    sl = data.get("statusLine")
+    if isinstance(sl, dict) and is_ours(sl.get("command")):
+        return True
+    return bool(unmerge_hooks(json.loads(raw.decode("utf-8")), Path()))
 
 
 def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:

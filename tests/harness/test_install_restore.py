@@ -107,3 +107,17 @@ def test_cli_project_install_uninstall_is_byte_exact_and_keeps_git_clean(repo: R
     assert res.json()["data"]["restored"] == "original_bytes"
     assert (repo.path / ".claude" / "settings.json").read_bytes() == original
     assert repo.git("status", "--porcelain") == ""
+
+
+def test_an_install_from_before_records_is_not_restored_with_our_old_entries(
+    tmp_path: Path,
+) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    old_entry = {"hooks": [{"type": "command", "command": "contextfork hook pre-compact",
+                            "timeout": 5}]}  # fmt: skip
+    _put(settings, (json.dumps({"model": "opus", "hooks": {"PreCompact": [old_entry]}},
+                               indent=2) + "\n").encode())  # fmt: skip
+    assert install.install_claude(tmp_path, "project").data["events"]["PreCompact"] == "updated"
+    res = install.uninstall_claude(tmp_path, "project")
+    assert res.data["restored"] == "entries_removed"
+    assert json.loads(settings.read_text()) == {"model": "opus"}
