@@ -195,6 +195,27 @@ def resolve_commit(root: Path, rev: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
+_OPERATIONS = (
+    ("rebase-merge", "rebase"),
+    ("rebase-apply", "rebase"),
+    ("MERGE_HEAD", "merge"),
+    ("CHERRY_PICK_HEAD", "cherry-pick"),
+    ("REVERT_HEAD", "revert"),
+    ("BISECT_LOG", "bisect"),
+)
+
+
+def operation_in_progress(gdir: Path) -> str | None:
+    """A merge, rebase, cherry-pick, revert or bisect that git has not finished, if any.
+
+    Read from the marker files git leaves in the git dir (no process needed).
+    """
+    for name, op in _OPERATIONS:
+        if (gdir / name).exists():
+            return op
+    return None
+
+
 def ensure_excluded(
     root: Path, pattern: str = "/.contextfork/", *, common: Path | None = None
 ) -> bool:

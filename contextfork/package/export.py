@@ -67,6 +67,7 @@ def git_status_file(st: gitstate.Status) -> dict[str, Any]:
         "staged": [], "modified": [], "deleted": [], "added": [], "renamed": [],
         "mode_changes": [], "untracked": sorted(st.untracked), "conflicts": [], "submodules": [],
         "undecodable_names": sorted(set(st.undecodable)),
+        "operation": None,
     }  # fmt: skip
     for e in st.entries:
         x, y = e.xy[0], e.xy[1]
@@ -97,7 +98,12 @@ def git_status_file(st: gitstate.Status) -> dict[str, Any]:
 
 
 def _untracked_entry(
-    path: str, size: int, mode: str, sha: str | None, reason: str | None, target: str | None = None,
+    path: str,
+    size: int,
+    mode: str,
+    sha: str | None,
+    reason: str | None,
+    target: str | None = None,
     secrets: list[str] | None = None,
 ) -> dict[str, Any]:
     return {
@@ -196,7 +202,8 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
             else:
                 patch = gitstate.finish(p_diff, "diff")
             tree_sha = gitstate.finish_worktree_tree(p_tree, tmp_index)
-            return _write_package(root, staging, package_id, st, um, patch, tree_sha, opts)
+            op = gitstate.operation_in_progress(loc.git_dir)
+            return _write_package(root, staging, package_id, st, um, patch, tree_sha, opts, op)
     finally:
         for proc in (p_status, p_diff, p_tree):
             if proc.poll() is None:
@@ -207,9 +214,10 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
 
 def _write_package(
     root: Path, staging: Path, package_id: str, st: gitstate.Status,
-    um: dict[str, Any], patch: bytes, tree_sha: str, opts: ExportOptions,
+    um: dict[str, Any], patch: bytes, tree_sha: str, opts: ExportOptions, operation: str | None = None,
 ) -> ExportOutcome:  # fmt: skip
     gs = git_status_file(st)
+    gs["operation"] = operation
     seed = opts.seed or {}
     h = handoff_mod.build(
         _tree_state(gs, um, tree_sha),
@@ -283,6 +291,15 @@ def _write_package(
         Problem("warning", "non_utf8_name", "file name is not valid UTF-8", n)
         for n in gs["undecodable_names"]
     ]
+    if gs["operation"]:
+        problems.append(
+            Problem(
+                "warning",
+                "operation_in_progress",
+                f"a {gs['operation']} is in progress: its conflicts and working state are captured, "
+                f"but not git's own {gs['operation']} state (finish or redo it after resume)",
+            )
+        )
     problems += secrets_mod.problems({f["path"]: f["secrets"] for f in um["files"] if f["secrets"]})
     return ExportOutcome(package_id, final, manifest, gs, um, problems)
 

@@ -62,6 +62,10 @@ class GitStatusFile(_Strict):
     undecodable_names: list[str] = Field(
         default_factory=list, description="paths that are not valid UTF-8, shown with \\x escapes"
     )
+    operation: Literal["merge", "rebase", "cherry-pick", "revert", "bisect"] | None = Field(
+        default=None,
+        description="a git operation in progress at export (its state is not captured)",
+    )
 
 
 # --- untracked_manifest.json -----------------------------------------------------------------
