@@ -28,23 +28,30 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically (same-directory temp file, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+@contextlib.contextmanager
+def _temp_then_replace(tmp: str, path: Path) -> Iterator[None]:
+    """Run the body that fills ``tmp``, then rename it over ``path``; on failure remove ``tmp``."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        yield
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` atomically (same-directory temp file, fsync, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with _temp_then_replace(tmp, path):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
 
 
 def write_text(path: Path, text: str, *, mode: int | None = None) -> None:
@@ -57,17 +64,11 @@ def write_symlink(path: Path, target: str) -> None:
     Only the link itself is written; nothing is ever written through it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.lnk.tmp"
+    tmp = str(path.parent / f".{path.name}.{os.getpid()}.lnk.tmp")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
-    os.symlink(target, tmp)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+    with _temp_then_replace(tmp, path):
+        os.symlink(target, tmp)
 
 
 def dump_json_bytes(obj: Any) -> bytes:
