@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import gitstate
+from contextfork import atomic, gitstate
 from contextfork.envelope import Result
 
 _IDENTITY = {
@@ -40,35 +40,33 @@ def _git(root: Path, *args: str) -> None:
 
 def make_sample_repo(root: Path) -> None:
     """A repo with staged, unstaged, deleted, renamed, binary, CRLF, Latin-1 and untracked changes."""
+
+    def put(rel: str, data: str | bytes) -> None:
+        atomic.write_bytes(root / rel, data.encode("utf-8") if isinstance(data, str) else data)
+
     root.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q", "-b", "main")
-    (root / "src").mkdir()
-    (root / "src" / "billing.py").write_text(
-        "PORT = 5433\n\ndef charge(amount):\n    return amount\n"
-    )
-    (root / "src" / "old_name.py").write_text("def helper():\n    return 'renamed soon'\n")
-    (root / "notes.txt").write_bytes(b"line one\r\nline two\r\n")
-    (root / "legacy.txt").write_bytes("caf\xe9 cr\xe8me\n".encode("latin-1"))
-    (root / "obsolete.md").write_text("to be deleted\n")
-    (root / "logo.bin").write_bytes(bytes(range(256)) * 4)
-    (root / ".gitignore").write_text(".env\n")
+    put("src/billing.py", "PORT = 5433\n\ndef charge(amount):\n    return amount\n")
+    put("src/old_name.py", "def helper():\n    return 'renamed soon'\n")
+    put("notes.txt", b"line one\r\nline two\r\n")
+    put("legacy.txt", "caf\xe9 cr\xe8me\n".encode("latin-1"))
+    put("obsolete.md", "to be deleted\n")
+    put("logo.bin", bytes(range(256)) * 4)
+    put(".gitignore", ".env\n")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "initial import")
-    (root / "src" / "billing.py").write_text(
-        "PORT = 5433\n\ndef charge(amount, currency='EUR'):\n    return amount\n"
-    )
+    billing = "PORT = 5433\n\ndef charge(amount, currency='EUR'):\n    return amount\n"
+    put("src/billing.py", billing)
     _git(root, "add", "src/billing.py")
-    with (root / "src" / "billing.py").open("a") as fh:
-        fh.write("\n# TODO: migration V12 re-applied\n")
+    put("src/billing.py", billing + "\n# TODO: migration V12 re-applied\n")
     _git(root, "mv", "src/old_name.py", "src/new name é.py")
     (root / "obsolete.md").unlink()
-    (root / "notes.txt").write_bytes(b"line one\r\nline two changed\r\n")
-    (root / "legacy.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e\n".encode("latin-1"))
-    (root / "logo.bin").write_bytes(bytes(reversed(range(256))) * 4)
-    (root / "scratch").mkdir()
-    (root / "scratch" / "plan.md").write_text("# plan\n- port back to 5433\n")
-    (root / "scratch" / "blob.dat").write_bytes(b"\x00\x01\x02binary\xff")
-    (root / ".env").write_text("SECRET=never-captured\n")
+    put("notes.txt", b"line one\r\nline two changed\r\n")
+    put("legacy.txt", "caf\xe9 cr\xe8me br\xfbl\xe9e\n".encode("latin-1"))
+    put("logo.bin", bytes(reversed(range(256))) * 4)
+    put("scratch/plan.md", "# plan\n- port back to 5433\n")
+    put("scratch/blob.dat", b"\x00\x01\x02binary\xff")
+    put(".env", "SECRET=never-captured\n")
 
 
 def _session_path(ctx: DemoContext) -> Path:
