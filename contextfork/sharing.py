@@ -90,8 +90,10 @@ def push(root: Path, remote: str, spec: str | None, *, allow_secrets: bool = Fal
         first_pid, files = next(iter(secrets.items()))
         path, kinds = next(iter(files.items()))
         more = sum(len(f) for f in secrets.values()) - 1
+        from contextfork.package.secrets import describe
+
         raise CheckFailed(
-            f"package {first_pid} holds a secret in untracked snapshot {path} ({', '.join(kinds)})"
+            f"package {first_pid} holds a secret in {describe(path)} ({', '.join(kinds)})"
             + (f" and {more} more file(s)" if more else "")
             + f"; nothing pushed to {remote}",
             hint="export again without the file and push that package by id, "

@@ -1,10 +1,11 @@
-"""Secrets in a package's untracked snapshots: found at export, checked again before sharing.
+"""Secrets in a package's untracked snapshots and patch: found at export, checked before sharing.
 
 Snapshots stay byte-exact (they are the user's working state, and ``resume --apply`` restores
 them), so a secret in an untracked file (a ``.env``, a token pasted into notes) is never removed:
 ``export`` records the rule kinds (``contextfork.redact``) per file in untracked_manifest.json
 (``secrets``), ``export`` and ``validate`` warn, and ``push`` refuses to send such a package to a
-remote unless told ``--allow-secrets``. Only text is scanned (no NUL byte in the first 8 KiB);
+remote unless told ``--allow-secrets``. The lines ``git_diff.patch`` adds to tracked files are
+scanned the same way when the package is validated or pushed. Only text is scanned (no NUL byte in the first 8 KiB);
 the bytes are already in memory at export, so the scan costs one ``find_secrets`` per file.
 """
 
@@ -18,6 +19,7 @@ from contextfork.envelope import Problem, Severity
 from contextfork.paths import unsafe_reason
 
 SNIFF = 8192
+PATCH_PREFIX = "git_diff.patch:"
 
 
 def kinds_in(data: bytes) -> list[str]:
@@ -52,15 +54,51 @@ def scan_package(pkg: Path) -> dict[str, list[str]]:
             kinds.update(kinds_in(snap.read_bytes()))
         if kinds:
             out[rel] = sorted(kinds)
+    out.update(scan_patch(pkg / "git_diff.patch"))
     return out
+
+
+def patch_added_text(patch: bytes) -> dict[str, str]:
+    """The lines each file gains in a git patch (binary hunks are base85 and carry no '+')."""
+    added: dict[str, list[str]] = {}
+    current: str | None = None
+    for raw in patch.split(b"\n"):
+        if raw.startswith(b"+++ "):
+            name = raw[4:].decode("utf-8", "replace")
+            current = None if name == "/dev/null" else name.removeprefix("b/")
+        elif raw.startswith(b"diff --git "):
+            current = None
+        elif current is not None and raw.startswith(b"+"):
+            added.setdefault(current, []).append(raw[1:].decode("utf-8", "replace"))
+    return {path: "\n".join(lines) for path, lines in added.items()}
+
+
+def scan_patch(patch_file: Path) -> dict[str, list[str]]:
+    """``git_diff.patch:<path>`` → kinds for secrets in lines the patch adds to tracked files."""
+    if not patch_file.is_file() or patch_file.is_symlink():
+        return {}
+    from contextfork.redact import find_secrets
+
+    out: dict[str, list[str]] = {}
+    for path, text in patch_added_text(patch_file.read_bytes()).items():
+        kinds = sorted({kind for _s, _e, kind in find_secrets(text)})
+        if kinds:
+            out[PATCH_PREFIX + path] = kinds
+    return out
+
+
+def describe(path: str) -> str:
+    if path.startswith(PATCH_PREFIX):
+        return f"lines the patch adds to {path.removeprefix(PATCH_PREFIX)}"
+    return f"untracked snapshot {path}"
 
 
 def problems(found: dict[str, list[str]], severity: Severity = "warning") -> list[Problem]:
     return [
         Problem(
             severity,
-            "untracked_secret",
-            f"untracked snapshot holds a secret ({', '.join(kinds)}); kept byte-exact, so "
+            "patch_secret" if path.startswith(PATCH_PREFIX) else "untracked_secret",
+            f"{describe(path)} hold(s) a secret ({', '.join(kinds)}); kept byte-exact, so "
             "`contextfork push` refuses this package unless --allow-secrets",
             path,
         )
@@ -68,4 +106,4 @@ def problems(found: dict[str, list[str]], severity: Severity = "warning") -> lis
     ]
 
 
-__all__ = ["kinds_in", "problems", "scan_package"]
+__all__ = ["describe", "kinds_in", "patch_added_text", "problems", "scan_package", "scan_patch"]

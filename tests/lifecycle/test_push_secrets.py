@@ -61,3 +61,23 @@ def test_an_emptied_secrets_list_does_not_fool_push(shared: Shared) -> None:
     res = run_cli("push", "origin", cwd=shared.a.path)
     assert res.returncode == 1 and "github-pat" in res.stderr
     assert _remote_refs(shared) == ""
+
+
+def test_push_refuses_a_secret_that_the_patch_adds_to_a_tracked_file(shared: Shared) -> None:
+    shared.a.write("README.md", f"# demo\nci token: {PAT}\n")
+    pkg = Path(run_cli("export", "--json", cwd=shared.a.path).json()["data"]["path"])
+    v = run_cli("validate", str(pkg), "--json", cwd=shared.a.path).json()
+    assert any(p["code"] == "patch_secret" and p["path"] == "git_diff.patch:README.md" for p in v["problems"])
+    res = run_cli("push", "origin", cwd=shared.a.path)
+    assert res.returncode == 1
+    assert "lines the patch adds to README.md" in res.stderr and "github-pat" in res.stderr
+    assert _remote_refs(shared) == ""
+
+
+def test_a_secret_the_patch_removes_is_not_flagged(shared: Shared) -> None:
+    shared.a.write("config.txt", f"token {PAT}\n")
+    shared.a.commit_all("oops, a token")
+    shared.a.write("config.txt", "token from the environment\n")
+    run_cli("export", cwd=shared.a.path)
+    res = run_cli("push", "origin", "--json", cwd=shared.a.path)
+    assert res.returncode == 0, res.stdout
