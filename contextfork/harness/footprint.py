@@ -131,6 +131,9 @@ def ensure_state_dir(root: Path) -> None:
 
 
 def _state_path(root: Path, session_id: str) -> Path:
+    from contextfork.cold.layout import check_session_id
+
+    check_session_id(session_id)  # never a path out of the state dir
     return root / ".contextfork" / "harness" / f"{session_id}.json"
 
 

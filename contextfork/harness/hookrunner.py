@@ -68,6 +68,24 @@ def find_root(start: Path) -> Path | None:
     return None
 
 
+def _session_id(v: Any) -> str | None:
+    """The session id when it is a plain name; anything else (``../x``, ``/abs``) counts as absent.
+
+    Paths under ``.contextfork/`` are built from it (warning state, fork records, the cold store),
+    so hostile input must never reach them.
+    """
+    from contextfork.cold.layout import check_session_id
+    from contextfork.errors import UsageError
+
+    sid = _str(v)
+    if sid is None:
+        return None
+    try:
+        return check_session_id(sid)
+    except UsageError:
+        return None
+
+
 def parse_input(event: str, raw: dict[str, Any], *, codex: bool) -> HookInput:
     cwd = Path(_str(raw.get("cwd")) or os.getcwd())
     transcript = _str(raw.get("transcript_path"))
@@ -77,7 +95,7 @@ def parse_input(event: str, raw: dict[str, Any], *, codex: bool) -> HookInput:
         harness=harness,
         cwd=cwd,
         root=find_root(cwd),
-        session_id=_str(raw.get("session_id")),
+        session_id=_session_id(raw.get("session_id")),
         transcript=Path(transcript).expanduser() if transcript else None,
         prompt=_str(raw.get("prompt")) or "",
         source=_str(raw.get("source")),
@@ -148,14 +166,19 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
 
 def fork_record_path(root: Path, session_id: str) -> Path:
     """Where ``contextfork fork`` records which session a fork continues."""
+    from contextfork.cold.layout import check_session_id
+
+    check_session_id(session_id)
     return root / ".contextfork" / "harness" / "forks" / f"{session_id}.json"
 
 
 def parent_session(root: Path, session_id: str) -> str | None:
     """The session a fork continues (its stubs point into that session's cold store)."""
+    from contextfork.errors import UsageError
+
     try:
         data = json.loads(fork_record_path(root, session_id).read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, UsageError):
         return None
     parent = data.get("forked_from") if isinstance(data, dict) else None
     return parent if isinstance(parent, str) else None
