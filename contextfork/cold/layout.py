@@ -67,7 +67,7 @@ def check_step_id(step_id: int) -> int:
 
 def check_session_id(session_id: str) -> str:
     """Refuse traversal, absolute paths and odd names before any path is built from them."""
-    if not _SESSION_RE.match(session_id) or session_id in {".", ".."} or ".." in session_id:
+    if not _SESSION_RE.fullmatch(session_id) or session_id in {".", ".."} or ".." in session_id:
         raise UsageError(
             f"session id {session_id!r} is not a plain name",
             hint="use letters, digits, '.', '_' or '-' (no '/', no '..')",

@@ -77,3 +77,11 @@ def test_session_from_option_and_environment(repo: Repo) -> None:
     assert (base / "beta" / "cold_nodes" / "step_000001.json").is_file()
     r = run_cli("fold", "scan", "anything", "--repo", str(repo.path), "--session", "missing", "--json")
     assert r.returncode == 0 and r.json()["data"]["store"] == "absent"
+
+
+def test_a_session_id_with_a_trailing_newline_is_refused(repo: Repo) -> None:
+    r = run_cli("fold", "add", "1", "x", "--session", "alpha\n", input="a", cwd=repo.path)
+    assert r.returncode == 2, r.stdout
+    assert "not a plain name" in r.stderr
+    cold = repo.path / ".contextfork" / "cold"
+    assert not cold.exists() or all("\n" not in p.name for p in cold.iterdir())
