@@ -41,9 +41,41 @@ class ScanState:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScanState:
-        if data.get("version") != STATE_VERSION:
+        """A state read back from a cache file: every field is type-checked, never trusted."""
+        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
             raise ValueError("stale scan state")
+        if set(data) != _FIELDS:
+            raise ValueError("scan state has unexpected fields")
+        for key in ("offset", "lines", "malformed", "compactions"):
+            if not _nonneg(data[key]):
+                raise ValueError(f"scan state: bad {key}")
+        for key in ("active_tokens", "active_output"):
+            if data[key] is not None and not _nonneg(data[key]):
+                raise ValueError(f"scan state: bad {key}")
+        for key in ("model", "session_id", "cwd", "first_ts", "last_ts"):
+            if data[key] is not None and not isinstance(data[key], str):
+                raise ValueError(f"scan state: bad {key}")
+        billing, unkeyed, ids = data["billing"], data["unkeyed"], data["message_ids"]
+        if not (
+            isinstance(billing, dict)
+            and all(_ints(v, 6) for v in billing.values())
+            and _ints(unkeyed, 5)
+            and isinstance(ids, list)
+            and all(isinstance(i, str) for i in ids)
+        ):
+            raise ValueError("scan state: bad billing, unkeyed or message_ids")
         return cls(**data)
+
+
+def _nonneg(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _ints(v: Any, n: int) -> bool:
+    return isinstance(v, list) and len(v) == n and all(_nonneg(x) for x in v)
+
+
+_FIELDS = set(ScanState.__dataclass_fields__)
 
 
 def _int(d: dict[str, Any], key: str) -> int:

@@ -32,23 +32,56 @@ def _cache_file(transcript: Path) -> Path:
     return cache_dir() / f"{key.hexdigest()[:24]}.json"
 
 
+_FP_BYTES = 4096
+
+
+def _fingerprint(transcript: Path, offset: int) -> str:
+    """Hash of the first and last few KiB of the bytes a state has consumed.
+
+    A transcript deleted and re-created (ext4 reuses the inode at once) or rewritten in place
+    keeps inode and may grow past the cached size; without this check the next call would resume
+    mid-line in a different file and keep the old session's steps and tokens.
+    """
+    from contextfork.hashing import sha256_bytes
+
+    with open(transcript, "rb") as fh:
+        head = fh.read(min(offset, _FP_BYTES))
+        start = max(0, offset - _FP_BYTES)
+        fh.seek(start)
+        tail = fh.read(offset - start)
+    return sha256_bytes(len(head).to_bytes(8, "big") + head + tail)
+
+
+def _cached_state(cfile: Path, transcript: Path, st: os.stat_result) -> tuple[ScanState, bool]:
+    """(state to resume from, whether it is already current); raises when it cannot be used."""
+    with open(cfile, encoding="utf-8") as fh:
+        cached = json.load(fh)
+    if cached.get("ino") != st.st_ino or not isinstance(cached.get("size"), int):
+        raise ValueError("another file")
+    state = ScanState.from_json(cached["state"])
+    if state.offset > st.st_size or cached["size"] > st.st_size:
+        raise ValueError("the file shrank")
+    if cached.get("fp") != _fingerprint(transcript, state.offset):
+        raise ValueError("the consumed bytes changed")
+    current = cached["size"] == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
+    return state, current
+
+
 def cached_scan(transcript: Path) -> ScanState:
-    """Scan state for ``transcript``, reusing the cache and reading only appended bytes."""
+    """Scan state for ``transcript``, reusing the verified cache and reading only appended bytes."""
     st = os.stat(transcript)
     cfile = _cache_file(transcript)
     state: ScanState | None = None
     try:
-        with open(cfile, encoding="utf-8") as fh:
-            cached = json.load(fh)
-        if cached.get("ino") == st.st_ino and cached.get("size", 0) <= st.st_size:
-            state = ScanState.from_json(cached["state"])
-            if cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns:
-                return state
-    except (OSError, ValueError, KeyError, TypeError):
+        state, current = _cached_state(cfile, transcript, st)
+        if current:
+            return state
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         state = None
     state = scan(transcript, state)
     payload = {"path": str(transcript), "ino": st.st_ino, "size": st.st_size,
-               "mtime_ns": st.st_mtime_ns, "state": state.to_json()}
+               "mtime_ns": st.st_mtime_ns, "fp": _fingerprint(transcript, state.offset),
+               "state": state.to_json()}
     try:
         from contextfork.atomic import write_bytes
 
