@@ -139,7 +139,7 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
     num = run(root, ["apply", "--numstat", "-z", "-"], input=patch, check=False)
     if num.returncode != 0:
         return [], [], _decode_err(num.stderr)
-    paths: list[str] = []
+    raw: list[bytes] = []
     recs = num.stdout.split(b"\0")
     i = 0
     while i < len(recs):
@@ -149,20 +149,21 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
             continue
         fields = rec.split(b"\t", 2)
         if len(fields) == 3 and fields[2]:
-            paths.append(fields[2].decode("utf-8", "backslashreplace"))
+            raw.append(fields[2])
         elif i + 1 < len(recs):  # rename/copy: empty name, then old and new
-            paths.append(recs[i].decode("utf-8", "backslashreplace"))
-            paths.append(recs[i + 1].decode("utf-8", "backslashreplace"))
+            raw += [recs[i], recs[i + 1]]
             i += 2
-    summ = run(root, ["apply", "--summary", "-"], input=patch, check=False)
-    links = []
-    for line in summ.stdout.decode("utf-8", "backslashreplace").splitlines():
-        words = line.strip().split(" ", 3)
-        if len(words) == 4 and words[0] in ("create", "mode") and words[2] == "120000":
-            links.append(words[3])
-        elif len(words) >= 4 and words[0] == "mode" and "120000" in line:
-            links.append(line.rsplit(" ", 1)[-1])
-    return paths, links, None
+    # --summary prints names raw (never quoted, even with a newline in them), so its lines cannot
+    # be split: look for each exact name git reported above instead. A false match only makes a
+    # path count as a symlink, which is the safe side.
+    summary = run(root, ["apply", "--summary", "-"], input=patch, check=False).stdout
+    links = [
+        name
+        for name in dict.fromkeys(raw)
+        if b" create mode 120000 " + name + b"\n" in summary or b"=> 120000 " + name + b"\n" in summary
+    ]
+    paths = [n.decode("utf-8", "backslashreplace") for n in raw]
+    return paths, [n.decode("utf-8", "backslashreplace") for n in links], None
 
 
 def _new_index_path(root: Path) -> str:

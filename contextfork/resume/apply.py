@@ -16,7 +16,7 @@ from contextfork import atomic, gitstate
 from contextfork.errors import CheckFailed, DriftError, IntegrityError
 from contextfork.hashing import sha256_bytes
 from contextfork.package.models import SessionMetadata, UntrackedManifest
-from contextfork.paths import safe_join
+from contextfork.paths import safe_join, symlink_in_parents
 
 
 @dataclass
@@ -86,14 +86,31 @@ def _planned_link(
     return link, target_text
 
 
+def _through_patch_link(rel: str, patch_links: set[str]) -> str | None:
+    """The parent of ``rel`` that the patch itself creates as a symlink, if any."""
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        parent = "/".join(parts[:i])
+        if parent in patch_links:
+            return parent
+    return None
+
+
 def _planned_writes(
-    root: Path, pkg_dir: Path, um: UntrackedManifest, force: bool, out: ApplyOutcome
-) -> tuple[list[tuple[Path, bytes, int]], list[tuple[Path, str]]]:
+    root: Path, pkg_dir: Path, um: UntrackedManifest, force: bool, out: ApplyOutcome,
+    patch_links: set[str],
+) -> tuple[list[tuple[Path, bytes, int]], list[tuple[Path, str]]]:  # fmt: skip
     """Read and re-verify every snapshot, and decide per target before anything is written."""
     plan: list[tuple[Path, bytes, int]] = []
     links: list[tuple[Path, str]] = []
     in_the_way: list[str] = []
     for f in um.files:
+        link_parent = _through_patch_link(f.path, patch_links)
+        if link_parent:
+            raise IntegrityError(
+                f"refusing {f.path!r}: it would be written through the symlink {link_parent!r} "
+                "that the package's patch creates"
+            )
         if f.reason == "symlink" and f.link_target is not None:
             planned = _planned_link(root, f, force, out, in_the_way)
             if planned:
@@ -154,15 +171,21 @@ def apply_package(
             hint="commit or stash first, or pass --force to apply on top",
         )
     patch = (pkg_dir / "git_diff.patch").read_bytes()
-    plan, links = _planned_writes(root, pkg_dir, um, force, out)
+    paths, patch_links, _perr = gitstate.patch_paths(root, patch)
+    plan, links = _planned_writes(root, pkg_dir, um, force, out, set(patch_links))
     err = gitstate.apply_to_worktree(root, patch, check_only=True)
     if err:
         raise CheckFailed(f"the package's patch does not apply here: {err}")
-    paths, _links, _perr = gitstate.patch_paths(root, patch)
     err = gitstate.apply_to_worktree(root, patch)
     if err:
         raise CheckFailed(f"git apply failed: {err}")
     out.patched = sorted(set(paths))
+    for target in [t for t, _d, _m in plan] + [lk for lk, _t in links]:
+        # The patch has changed the tree since the plan was made: never write through a link.
+        rel = target.relative_to(root).as_posix()
+        through = symlink_in_parents(root, rel)
+        if through:
+            raise IntegrityError(f"refusing {rel!r}: it would be written through symlink {through!r}")
     for target, data, mode in plan:
         atomic.write_bytes(target, data, mode=mode)
         out.written.append(target.relative_to(root).as_posix())
