@@ -56,7 +56,15 @@ def _verified_step(step: int, source: StepSource, expected: dict[int, str]) -> t
     return data, redacted
 
 
+_TARGET = re.compile(r"F?\d{1,7}")
+
+
 def fold_steps(target: str, folds: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    if not _TARGET.fullmatch(target):
+        raise UsageError(
+            f"cannot peek {target!r}: not a fold id or a step number",
+            hint="use F<n> (the id printed in a fold note) or a step number",
+        )
     if target.startswith("F"):
         if target not in folds:
             raise NotFoundError(f"no fold {target}", hint="fold ids are printed in each note")

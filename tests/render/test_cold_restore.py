@@ -162,3 +162,14 @@ def test_cli_restore_reads_the_cold_store_and_a_flipped_byte_exits_3(
     r = run_cli(*args, "--restore", "3")
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "tampered" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("target", ["xx", "F", "Fx", "-1", "3.5"])
+def test_cli_peek_with_a_malformed_target_is_a_usage_error(
+    repo: Repo, tmp_path: Path, target: str
+) -> None:
+    p = _write_session(tmp_path)
+    r = run_cli("render", "--transcript", str(p), "--step", "9", "--repo", str(repo.path),
+                "--peek", target)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "internal error" not in r.stderr and r.stderr.count("\n") <= 2
