@@ -190,8 +190,10 @@ def build_tree(
         run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
         if patch.strip():
             run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env)
-        files = [(m, p, src) for m, p, src in blobs if isinstance(src, Path)]
-        datas = [(m, p, src) for m, p, src in blobs if isinstance(src, bytes)]
+        # --stdin-paths reads one path per line: a source path with a newline goes in as bytes.
+        files = [(m, p, s) for m, p, s in blobs if isinstance(s, Path) and "\n" not in str(s)]
+        datas = [(m, p, s if isinstance(s, bytes) else s.read_bytes()) for m, p, s in blobs
+                 if isinstance(s, bytes) or "\n" in str(s)]  # fmt: skip
         shas: list[str] = []
         if files:
             listing = "\n".join(str(src) for _m, _p, src in files).encode() + b"\n"
