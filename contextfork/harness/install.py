@@ -166,7 +166,8 @@ def merge_hooks(
             g
             for g in groups
             if isinstance(g, dict)
-            and g.get("hooks")
+            and isinstance(g.get("hooks"), list)
+            and g["hooks"]
             and all(isinstance(h, dict) and is_ours(h.get("command")) for h in g["hooks"])
         ]
         stripped, removed = _strip_ours(groups)

@@ -207,3 +207,21 @@ def test_the_cli_installs_and_uninstalls_through_hooks_cmds(tmp_path: Path) -> N
     gone = run_cli("hooks", "uninstall", "--claude", "--user", cwd=repo.path, env=env)
     assert gone.returncode == 0, gone.stderr
     assert (cfg / "settings.json").read_bytes() == original
+
+
+@pytest.mark.parametrize("odd", [{"hooks": 7}, {"hooks": None}, {"hooks": "x"}, 5])
+def test_odd_foreign_groups_are_kept_and_never_crash_the_install(
+    tmp_path: Path, odd: object
+) -> None:
+    from tests.helpers import make_repo, run_cli
+
+    repo = make_repo(tmp_path / "repo")
+    settings = repo.path / ".claude" / "settings.json"
+    original = _write(settings, {"hooks": {"UserPromptSubmit": [odd]}})
+    res = run_cli("hooks", "install", "--claude", "--project", cwd=repo.path)
+    assert res.returncode == 0, res.stderr
+    groups = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    assert groups[0] == odd and len(groups) == 2
+    gone = run_cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path)
+    assert gone.returncode == 0, gone.stderr
+    assert settings.read_bytes() == original
