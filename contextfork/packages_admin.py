@@ -39,28 +39,44 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _text(value: Any) -> str | None:
+    """A metadata field as text: a damaged or hostile file must not break a listing."""
+    return value if isinstance(value, str) else None
+
+
+def _size(manifest: Any, path: Path) -> tuple[int, bool]:
+    """Bytes the manifest lists (plus itself), and whether its file list is well formed."""
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, list):
+        return 0, False
+    sizes = [e.get("size") if isinstance(e, dict) else None for e in files]
+    ok = [s for s in sizes if isinstance(s, int) and not isinstance(s, bool) and s >= 0]
+    try:
+        own = path.stat().st_size
+    except OSError:
+        own = 0
+    return sum(ok) + own, len(ok) == len(sizes)
+
+
 def info(ref: store.PackageRef) -> PackageInfo:
     """Facts for one package from its own files; a damaged package is listed, not hidden."""
     meta = _read_json(ref.path / "session_metadata.json")
     manifest = _read_json(ref.path / "manifest.json")
-    size = 0
-    if isinstance(manifest, dict):
-        size = sum(int(e.get("size", 0)) for e in manifest.get("files", []) if isinstance(e, dict))
-        size += (ref.path / "manifest.json").stat().st_size
+    size, well_formed = _size(manifest, ref.path / "manifest.json")
     st = state.load(ref.path, ref.package_id)
     last = st.consumptions[-1] if st.consumptions else None
     meta = meta if isinstance(meta, dict) else {}
     return PackageInfo(
         package_id=ref.package_id,
         path=str(ref.path),
-        created_at=meta.get("created_at"),
-        trigger=meta.get("trigger"),
-        head=meta.get("head"),
-        branch=meta.get("branch"),
+        created_at=_text(meta.get("created_at")),
+        trigger=_text(meta.get("trigger")),
+        head=_text(meta.get("head")),
+        branch=_text(meta.get("branch")),
         consumed=last is not None,
         consumed_by=(last.session_id or "(unknown session)") if last else None,
         size=size,
-        readable=bool(meta) and isinstance(manifest, dict),
+        readable=bool(meta) and well_formed,
     )
 
 
