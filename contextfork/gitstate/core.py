@@ -26,7 +26,6 @@ _PINNED = (
     "-c", "diff.noprefix=false",
     "-c", "diff.mnemonicprefix=false",
     "-c", "diff.external=",
-    "-c", "core.autocrlf=false",
     "-c", "core.safecrlf=false",
 )  # fmt: skip
 
