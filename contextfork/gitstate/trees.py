@@ -173,16 +173,43 @@ def _new_index_path(root: Path) -> str:
     return idx
 
 
+def _add_snapshots(
+    root: Path, env: dict[str, str], snapshot_root: Path, files: list[tuple[str, str]]
+) -> None:
+    """``git add`` snapshot files (mode, repo path) as if they stood at their repo paths.
+
+    The snapshot directory is the work tree and the temp index the index, so git applies the same
+    conversion (core.autocrlf, .gitattributes text/eol, clean filters) as ``add -A`` did when the
+    exported tree SHA was computed; the recorded mode then replaces the snapshot file's own.
+    """
+    wt = {**env, "GIT_DIR": str(git_dir(root)), "GIT_WORK_TREE": str(snapshot_root)}
+
+    def listing(paths: list[str]) -> bytes:
+        return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+    add = ["--literal-pathspecs", "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"]
+    run(snapshot_root, add, input=listing([p for _m, p in files]), env=wt)
+    for flag, want in (("+x", True), ("-x", False)):
+        paths = [p for m, p in files if (m == "100755") == want]
+        if paths:
+            run(snapshot_root, ["update-index", f"--chmod={flag}", "-z", "--stdin"],
+                input=listing(paths), env=wt)  # fmt: skip
+
+
 def build_tree(
     root: Path,
     base: str | None,
     patch: bytes,
     blobs: list[tuple[str, str, Path | bytes]],
+    *,
+    snapshot_root: Path | None = None,
 ) -> str:
     """Tree SHA of ``base`` + ``patch`` + extra blobs (mode, path, file-or-bytes), in a temp index.
 
     This is the exported working state rebuilt from a package without touching any work tree,
-    so it can be compared with the live tree (drift) or with the recorded tree SHA.
+    so it can be compared with the live tree (drift) or with the recorded tree SHA. Files are
+    stored byte-exact, unless ``snapshot_root`` says they are snapshots of work-tree files
+    (``snapshot_root / path``): those go through git's own conversion, as ``add -A`` did.
     """
     idx = _new_index_path(root)
     env = {"GIT_INDEX_FILE": idx}
@@ -190,6 +217,11 @@ def build_tree(
         run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
         if patch.strip():
             run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env)
+        if snapshot_root is not None:
+            snaps = [(m, p) for m, p, s in blobs if isinstance(s, Path)]
+            if snaps:
+                _add_snapshots(root, env, snapshot_root, snaps)
+            blobs = [b for b in blobs if isinstance(b[2], bytes)]
         # --stdin-paths reads one path per line: a source path with a newline goes in as bytes.
         files = [(m, p, s) for m, p, s in blobs if isinstance(s, Path) and "\n" not in str(s)]
         datas = [(m, p, s if isinstance(s, bytes) else s.read_bytes()) for m, p, s in blobs

@@ -149,7 +149,9 @@ def rebuild_exported_tree(
     root: Path, pkg_dir: Path, meta: SessionMetadata, um: UntrackedManifest
 ) -> str:
     patch = (pkg_dir / "git_diff.patch").read_bytes()
-    return gitstate.build_tree(root, meta.head, patch, snapshot_blobs(pkg_dir, um))
+    return gitstate.build_tree(
+        root, meta.head, patch, snapshot_blobs(pkg_dir, um), snapshot_root=pkg_dir / "untracked"
+    )
 
 
 def compute(

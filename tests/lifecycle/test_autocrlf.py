@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from contextfork.package.export import ExportOptions, export
 from tests.helpers import Repo, git, make_repo, run_cli
 
@@ -31,3 +33,24 @@ def test_export_and_resume_with_user_autocrlf_true_match_git_status(tmp_path: Pa
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["applied"]["exact"]
     assert (clone / "t.txt").read_bytes() == b"a\r\nB\r\nc\r\n"
+
+
+@pytest.mark.parametrize("how", ["gitattributes-text-auto", "autocrlf-true"])
+def test_resume_right_after_export_reports_no_drift_for_an_untracked_crlf_file(
+    tmp_path: Path, how: str
+) -> None:
+    """git normalizes the untracked file when it computes the exported tree; the tree rebuilt from
+    the package must go through the same conversion, or every such file shows as changed."""
+    files: dict[str, str | bytes] = {"a.txt": "a\n"}
+    if how == "gitattributes-text-auto":
+        files[".gitattributes"] = "* text=auto\n"
+    repo = make_repo(tmp_path / "repo", files=files)
+    if how == "autocrlf-true":
+        repo.git("config", "core.autocrlf", "true")
+    repo.write("un.txt", b"u\r\nv\r\n")
+    repo.write("run.sh", "#!/bin/sh\n", mode=0o755)  # the recorded mode still counts
+    export(repo.path, ExportOptions(goal="x"))
+    res = run_cli("resume", "--strict", "--json", cwd=repo.path)
+    assert res.returncode == 0, res.stdout
+    d = res.json()["data"]["drift"]
+    assert d["rebuilt_tree"] is not None and d["changed"] == [] and not d["drifted"]
