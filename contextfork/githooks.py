@@ -175,6 +175,9 @@ def pre_commit(root: Path) -> str:
     from contextfork.packages_admin import prune_checkpoints
     from contextfork.resume.state import session_from_env
 
+    # A note left by an earlier attempt (aborted commit, failed checkpoint) names another state:
+    # drop it first, so post-commit never attaches it to this commit.
+    (_state_dir(root) / PENDING).unlink(missing_ok=True)
     cfg = load_config(root)
     out = export(root, ExportOptions(trigger="pre-commit", session_id=session_from_env()))
     pending = {
