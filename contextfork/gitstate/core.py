@@ -101,6 +101,15 @@ def finish(proc: subprocess.Popen[bytes], what: str) -> bytes:
     return stdout
 
 
+def _path_line(data: bytes) -> str:
+    """One path git printed on its own line: only the line end goes (a path may end in a space)."""
+    return data.decode("utf-8", "surrogateescape").removesuffix("\n")
+
+
+def _path_out(root: Path | str, *args: str) -> str:
+    return _path_line(run(root, args).stdout)
+
+
 def repo_root(path: Path | str | None = None) -> Path:
     """The work-tree root containing ``path`` (default: cwd)."""
     where = Path(path) if path is not None else Path.cwd()
@@ -113,7 +122,7 @@ def repo_root(path: Path | str | None = None) -> Path:
         raise NotFoundError(
             f"not a git repository: {where}", hint="run inside a repository or pass --repo PATH"
         )
-    top = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    top = _path_line(proc.stdout)
     if not top:
         raise UsageError(f"{where} is inside a bare repository or .git directory; use a work tree")
     return Path(top)
@@ -138,11 +147,14 @@ def locate(path: Path | str | None = None) -> Location:
         ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
         check=False,
     )
-    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if proc.returncode != 0 or len(lines) != 3:
+    lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if proc.returncode != 0:
         raise NotFoundError(
             f"not a git repository: {where}", hint="run inside a repository or pass --repo PATH"
         )
+    if len(lines) != 4 or lines[3]:  # a newline inside a path: ask one question at a time
+        root = repo_root(where)
+        return Location(root, git_dir(root), common_dir(root))
     root = Path(lines[0])
     common = Path(lines[2])
     return Location(
@@ -151,11 +163,11 @@ def locate(path: Path | str | None = None) -> Location:
 
 
 def git_dir(root: Path) -> Path:
-    return Path(out(root, "rev-parse", "--absolute-git-dir"))
+    return Path(_path_out(root, "rev-parse", "--absolute-git-dir"))
 
 
 def common_dir(root: Path) -> Path:
-    p = Path(out(root, "rev-parse", "--git-common-dir"))
+    p = Path(_path_out(root, "rev-parse", "--git-common-dir"))
     return p if p.is_absolute() else (root / p).resolve()
 
 
@@ -234,5 +246,5 @@ def ensure_excluded(
 
 def hooks_path(root: Path) -> Path:
     """The directory git runs hooks from (``core.hooksPath`` respected)."""
-    p = Path(out(root, "rev-parse", "--git-path", "hooks"))
+    p = Path(_path_out(root, "rev-parse", "--git-path", "hooks"))
     return p if p.is_absolute() else (root / p).resolve()
