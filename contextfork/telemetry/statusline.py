@@ -9,7 +9,6 @@ minimal line and exit status 0 — a broken status line must never disturb the s
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -28,8 +27,10 @@ def cache_dir() -> Path:
 
 
 def _cache_file(transcript: Path) -> Path:
-    key = hashlib.sha256(os.path.realpath(transcript).encode("utf-8", "surrogateescape"))
-    return cache_dir() / f"{key.hexdigest()[:24]}.json"
+    from contextfork.hashing import sha256_bytes
+
+    key = sha256_bytes(os.path.realpath(transcript).encode("utf-8", "surrogateescape"))
+    return cache_dir() / f"{key[:24]}.json"
 
 
 _FP_BYTES = 4096
