@@ -67,6 +67,13 @@ def emit(result: Result, as_json: bool, human: Callable[[Result], None] | None =
         raise typer.Exit(code)
 
 
+def repo_root(repo: Path | None) -> Path:
+    """The repository a command works on: ``--repo`` or the git root of the cwd (lazy import)."""
+    from contextfork import gitstate
+
+    return gitstate.repo_root(repo)
+
+
 def console() -> Any:
     """A rich console for tables and progress bars (rich imported lazily)."""
     from rich.console import Console
@@ -74,4 +81,4 @@ def console() -> Any:
     return Console(highlight=False)
 
 
-__all__ = ["ExitCode", "JsonOpt", "RepoOpt", "console", "emit", "fail", "guarded"]
+__all__ = ["ExitCode", "JsonOpt", "RepoOpt", "console", "emit", "fail", "guarded", "repo_root"]

@@ -7,19 +7,13 @@ from typing import Annotated
 
 import typer
 
-from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded
+from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 _HOOK_HELP = """Harness hook commands (run by Claude Code / Codex, JSON on stdin).
 
 They are dispatched before Typer loads (contextfork/entry.py), always exit 0, and print
 hook JSON or nothing; errors go to .contextfork/logs/hooks.log.
 Install them with `contextfork hooks install --claude` or `--codex`."""
-
-
-def _root(repo: Path | None) -> Path:
-    from contextfork import gitstate
-
-    return gitstate.repo_root(repo)
 
 
 def register(app: typer.Typer) -> None:
@@ -43,7 +37,7 @@ def register(app: typer.Typer) -> None:
         from contextfork.harness.fork import fork_session
         from contextfork.transcript.locate import current_transcript
 
-        root = _root(repo)
+        root = repo_root(repo)
         path = transcript or current_transcript(root)
         if path is None:
             raise NotFoundError(

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded
-
-
-def _root(repo: Path | None) -> Path:
-    from contextfork import gitstate
-
-    return gitstate.repo_root(repo)
+from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 
 def _harness() -> Any:
@@ -68,7 +61,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:  # fmt: skip
         """Install hooks; an existing git hook is kept as .legacy and still runs."""
         _targets(git, claude, codex)
-        root = _root(repo)
+        root = repo_root(repo)
         if git:
             from contextfork import githooks
 
@@ -87,7 +80,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:  # fmt: skip
         """Remove exactly what install added and restore what was there."""
         _targets(git, claude, codex)
-        root = _root(repo)
+        root = repo_root(repo)
         if git:
             from contextfork import githooks
 

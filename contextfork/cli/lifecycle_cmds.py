@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded
+from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 PackageArg = Annotated[str | None, typer.Argument(help="Package dir or id (default: latest).")]
-
-
-def _root(repo: Path | None) -> Path:
-    from contextfork import gitstate
-
-    return gitstate.repo_root(repo)
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +16,9 @@ def register(app: typer.Typer) -> None:
     @guarded("resume")
     def resume(
         package: PackageArg = None,
-        apply: Annotated[bool, typer.Option(help="Restore the exported working state here.")] = False,
+        apply: Annotated[
+            bool, typer.Option(help="Restore the exported working state here.")
+        ] = False,
         strict: Annotated[bool, typer.Option(help="Exit 5 when the repo drifted.")] = False,
         force: Annotated[
             bool, typer.Option(help="With --apply: allow a dirty tree, overwrite files in the way.")
@@ -39,7 +34,7 @@ def register(app: typer.Typer) -> None:
         """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
         from contextfork.resume.api import resume as do_resume
 
-        emit(do_resume(_root(repo), package, apply=apply, strict=strict, force=force,
+        emit(do_resume(repo_root(repo), package, apply=apply, strict=strict, force=force,
                        allow_different_head=allow_different_head, session_id=session,
                        mark=mark), json)  # fmt: skip
 
@@ -52,7 +47,7 @@ def register(app: typer.Typer) -> None:
         """Every package: id, created, trigger, HEAD, consumed, size."""
         from contextfork import packages_admin
 
-        emit(packages_admin.list_packages(_root(repo)), json)
+        emit(packages_admin.list_packages(repo_root(repo)), json)
 
     @packages.command("show")
     @guarded("packages show")
@@ -60,13 +55,15 @@ def register(app: typer.Typer) -> None:
         """The manifest and the handoff of one package."""
         from contextfork import packages_admin
 
-        emit(packages_admin.show(_root(repo), package), json)
+        emit(packages_admin.show(repo_root(repo), package), json)
 
     @packages.command("clean")
     @guarded("packages clean")
     def clean_cmd(
         keep: Annotated[int, typer.Option(help="Always keep the newest N packages.")] = 10,
-        yes: Annotated[bool, typer.Option("--yes", help="Really delete (default: dry run).")] = False,
+        yes: Annotated[
+            bool, typer.Option("--yes", help="Really delete (default: dry run).")
+        ] = False,
         force: Annotated[bool, typer.Option(help="Also delete unconsumed packages.")] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
@@ -74,7 +71,7 @@ def register(app: typer.Typer) -> None:
         """Delete old packages: dry run unless --yes; unconsumed ones only with --force."""
         from contextfork import packages_admin
 
-        emit(packages_admin.clean(_root(repo), keep=keep, yes=yes, force=force), json)
+        emit(packages_admin.clean(repo_root(repo), keep=keep, yes=yes, force=force), json)
 
     @app.command()
     @guarded("log")
@@ -86,15 +83,19 @@ def register(app: typer.Typer) -> None:
         """Recent commits with the checkpoint packages their git notes name."""
         from contextfork import packages_admin
 
-        emit(packages_admin.log(_root(repo), limit), json)
+        emit(packages_admin.log(repo_root(repo), limit), json)
 
     @app.command()
     @guarded("push")
     def push(
         remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
         package: Annotated[str | None, typer.Argument(help="Package id (default: all).")] = None,
-        allow_secrets: Annotated[bool, typer.Option(
-            "--allow-secrets", help="Push even if an untracked snapshot holds a secret.")] = False,
+        allow_secrets: Annotated[
+            bool,
+            typer.Option(
+                "--allow-secrets", help="Push even if an untracked snapshot holds a secret."
+            ),
+        ] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -103,7 +104,7 @@ def register(app: typer.Typer) -> None:
         Refuses (exit 1) when an untracked snapshot holds a secret, unless --allow-secrets."""
         from contextfork import sharing
 
-        emit(sharing.push(_root(repo), remote, package, allow_secrets=allow_secrets), json)
+        emit(sharing.push(repo_root(repo), remote, package, allow_secrets=allow_secrets), json)
 
     @app.command()
     @guarded("pull")
@@ -115,4 +116,4 @@ def register(app: typer.Typer) -> None:
         """Fetch refs/contextfork/packages/* and materialize the verified packages here."""
         from contextfork import sharing
 
-        emit(sharing.pull(_root(repo), remote), json)
+        emit(sharing.pull(repo_root(repo), remote), json)

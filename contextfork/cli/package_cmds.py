@@ -7,13 +7,7 @@ from typing import Annotated
 
 import typer
 
-from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded
-
-
-def _root(repo: Path | None) -> Path:
-    from contextfork import gitstate
-
-    return gitstate.repo_root(repo)
+from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 
 def register(app: typer.Typer) -> None:
@@ -26,7 +20,8 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="JSON file with handoff parts (schemas/handoff-input).")
         ] = None,
         transcript: Annotated[
-            Path | None, typer.Option(help="Transcript to seed telemetry and failures (a path, or `auto`).")
+            Path | None,
+            typer.Option(help="Transcript to seed telemetry and failures (a path, or `auto`)."),
         ] = None,
         trigger: Annotated[str, typer.Option(hidden=True)] = "cli",
         file_cap: Annotated[int, typer.Option(help="Max bytes per untracked snapshot.")] = 1 << 20,
@@ -57,7 +52,7 @@ def register(app: typer.Typer) -> None:
         from contextfork.package import api
 
         try:
-            root: Path | None = _root(repo)
+            root: Path | None = repo_root(repo)
         except NotFoundError:
             if repo is not None or package is None:
                 raise
