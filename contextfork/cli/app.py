@@ -10,7 +10,7 @@ app = typer.Typer(
     name="contextfork",
     help="See, fold, render and fork long AI coding-agent sessions without losing anything.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
