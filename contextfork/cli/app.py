@@ -14,7 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# One module per area; each exposes register(app). Missing ones are skipped while the tool grows.
+# One module per area; each exposes register(app).
 _AREAS = (
     "package_cmds",
     "status_cmds",
@@ -26,10 +26,4 @@ _AREAS = (
 )
 
 for _name in _AREAS:
-    try:
-        _mod = importlib.import_module(f"contextfork.cli.{_name}")
-    except ModuleNotFoundError as _err:
-        if _err.name != f"contextfork.cli.{_name}":
-            raise
-        continue
-    _mod.register(app)
+    importlib.import_module(f"contextfork.cli.{_name}").register(app)
