@@ -82,6 +82,27 @@ def render_template(name: str, **context: Any) -> str:
     return text
 
 
+@cache
+def _html_environment() -> Any:
+    """Autoescaping twin of ``_environment`` for the inspector's HTML pages."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
+        bytecode_cache=_bytecode_cache(),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def render_html_template(name: str, **context: Any) -> str:
+    """Render an HTML template (autoescaped: transcript text is untrusted input)."""
+    text: str = _html_environment().get_template(name).render(**context)
+    return text
+
+
 def validate_against_schema(name: str, instance: Any) -> list[str]:
     """All schema violations as one-line messages (empty list when valid)."""
     import jsonschema

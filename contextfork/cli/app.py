@@ -23,6 +23,7 @@ _AREAS = (
     "lifecycle_cmds",
     "hooks_cmds",
     "harness_cmds",
+    "view_cmds",
 )
 
 for _name in _AREAS:
