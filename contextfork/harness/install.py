@@ -281,7 +281,8 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     changed = any(v != "unchanged" for v in report.values()) or sl_state in ("set", "updated")
     if changed:
         _write(root, path, data, before)
-    lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:"]
+    lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:",
+             f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(f"  statusLine: {sl_state.replace('_', ' ')}")
     if not changed:
@@ -391,7 +392,8 @@ def install_codex(root: Path, command: str | None = None) -> Result:
         _write(root, path, data, before)
     flag, flag_problems, flag_line = _codex_flag(root)
     problems = flag_problems
-    lines = [f"Codex hooks in {path}{'' if existed else ' (created)'}:"]
+    lines = [f"Codex hooks in {path}{'' if existed else ' (created)'}:",
+             f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(flag_line)
     changed = changed or flag["state"] == "added"
