@@ -38,7 +38,7 @@ from contextfork.render.bill import (
 from contextfork.render.carriage import CarriageTracker, VisibleIdentifiers, content_text
 from contextfork.render.messages import observation_text, reply_text, step_messages
 from contextfork.render.metrics import Meter, PriceCard
-from contextfork.render.policies import Policy, policy
+from contextfork.render.policies import DEFAULT_COMPACT_THRESHOLD, Policy, policy
 from contextfork.render.store import Removal, SessionSource, StepSource, removal_bytes
 from contextfork.render.tokcache import TokenCache
 from contextfork.render.window import COMPACT_SHARE, session_model, session_window
@@ -279,8 +279,8 @@ def prepare(session: Session, native: PolicyRun, card: PriceCard | None, ttl: in
 def adapt(pol: Policy, session: Session, sb: SessionBill | None) -> Policy:
     """The compact baseline compacts where the harness would: at its share of the window,
     in the harness's tokens (converted back to rendered tokens with the session's fit)."""
-    if pol.name != "compact" or sb is None:
-        return pol
+    if pol.name != "compact" or sb is None or pol.compact_threshold != DEFAULT_COMPACT_THRESHOLD:
+        return pol  # an explicit threshold is the caller's
     window = session_window(session)[0]
     rendered = (COMPACT_SHARE * window - sb.harness.overhead) / sb.harness.scale
     return pol.with_(compact_threshold=max(1, int(rendered * sb.estimate_per_token)))
