@@ -186,3 +186,21 @@ def test_replay_of_a_real_claude_code_session_against_its_native_run(
     assert base.ratio_to_native is not None and base.ratio_to_native > 1.2  # no compaction
     assert epoch.cost_ratio_to_native is not None and epoch.cost_ratio_to_native <= 0.8
     assert native.cache_expiries >= 1  # the recorded gaps include idle periods over 5 min
+
+
+def test_cli_replay_reports_against_native_with_a_chosen_ttl(tmp_path: Path) -> None:
+    from tests.helpers import run_cli
+    from tests.render.test_restore_replay import _write_session
+
+    p = _write_session(tmp_path)
+    r = run_cli("replay", "--transcript", str(p), "--ttl", "3600", "--json")
+    assert r.returncode == 0, r.stderr
+    data = r.json()["data"]
+    assert [x["policy"] for x in data["policies"]][:2] == ["native", "base"]
+    assert data["price_card"]["ttl_seconds"] == 3600
+    assert data["price_card"]["cache_write_per_mtok"] == 6.0  # the 1-hour write price
+    human = run_cli("replay", "--transcript", str(p), "--policy", "native,refold")
+    assert human.returncode == 0 and "native as recorded" not in human.stdout  # no usage
+    assert "harness" in human.stdout and "TTL 300" in " ".join(human.stdout.split())
+    bad = run_cli("replay", "--transcript", str(p), "--ttl", "0")
+    assert bad.returncode == 2 and "--ttl" in bad.stderr
