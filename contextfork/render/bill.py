@@ -169,7 +169,11 @@ def modelled_bill(
     sizes: list[int | None] | None = None,
 ) -> Bill:
     """Price every call with the cache model; ``sizes`` overrides a call's prompt size (the
-    recorded native usage) while the prefix structure still comes from the rendering."""
+    recorded native usage) while the prefix structure still comes from the rendering.
+
+    After a pure append the read is the whole previous prompt (as sent, so the fit's residuals
+    never show up as cache writes); after a rewrite, the harness overhead plus the common
+    rendered prefix in harness tokens."""
     bill = Bill()
     for i, (r, c, gap) in enumerate(zip(rendered, cached, gaps, strict=True)):
         size = sizes[i] if sizes is not None and sizes[i] is not None else None
@@ -177,6 +181,8 @@ def modelled_bill(
         if i == 0 or (gap is not None and gap > ttl):
             read = 0
             bill.expired += i > 0
+        elif c >= rendered[i - 1]:  # a pure append: the whole previous prompt is the prefix
+            read = min(prompt, bill.prompts[-1])
         else:
             read = min(prompt, harness.tokens(c))
         rest = prompt - read

@@ -15,6 +15,12 @@ DEFAULT_BUDGET = 32_000
 # Share of the session's context window (see contextfork.render.window) an epoch budget takes,
 # in estimated tokens: 0.2 x 200k = 40k for Claude models, never reached on a 1M-window model.
 BUDGET_SHARE = 0.2
+# refold's own safety budget: a loose one (0.4 x the window: 80k estimated tokens on Claude
+# models) so a long session commits a rare lossless epoch instead of growing until the harness
+# compacts it lossily. Chosen on the dev set: on the Claude Code session with a native
+# compaction 0.5 / 0.4 / 0.3 give 1.06 / 0.98 / 0.83 x native cost (0.5 never commits there);
+# below 0.4 refold turns into epoch. See docs/NOTES-replay.md.
+REFOLD_BUDGET_SHARE = 0.4
 # Below this many estimated prompt tokens refold/epoch send the history as received: a stub,
 # a note or a reminder costs more than it can save on a prompt this small.
 MIN_PROMPT_TOKENS = 6_000
@@ -102,6 +108,7 @@ def policy(
         "remind_limit": REMIND_LIMIT} if adaptive else {}
     if name == "refold":
         return Policy("refold", k=k, dedupe=True, fold_stale=True, reminder=True, auto_stale=True,
+                      epoch=True, budget_share=REFOLD_BUDGET_SHARE,
                       **gates)  # type: ignore[arg-type]
     if name == "epoch":
         return Policy(
