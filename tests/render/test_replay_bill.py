@@ -204,3 +204,14 @@ def test_cli_replay_reports_against_native_with_a_chosen_ttl(tmp_path: Path) -> 
     assert "harness" in human.stdout and "TTL 300" in " ".join(human.stdout.split())
     bad = run_cli("replay", "--transcript", str(p), "--ttl", "0")
     assert bad.returncode == 2 and "--ttl" in bad.stderr
+
+
+def test_after_a_pure_append_the_whole_previous_prompt_is_read_as_recorded() -> None:
+    # Recorded sizes differ from the fit by a little; those residuals must not turn into cache
+    # writes of the native run (that would inflate native's bill and flatter every policy).
+    card = PriceCard()
+    harness = HarnessModel(overhead=1000, scale=1.0)
+    bill = modelled_bill(harness, [100, 200, 300], [0, 100, 50], [None, 1.0, 1.0], card,
+                         sizes=[1150, 1260, 1330])
+    assert bill.reads == [0, 1150, 1050]  # append: all of call 1; rewrite: overhead + prefix
+    assert bill.writes == [1150, 110, 280]
