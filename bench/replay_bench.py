@@ -37,7 +37,7 @@ from contextfork.transcript import load_session
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 LONG = 30  # sessions with at least this many steps carry the per-session targets
-POLICIES = list(POLICY_NAMES)
+POLICIES: list[str] = list(POLICY_NAMES)
 
 
 def run(files: list[Path], probes_file: Path, ttl: int) -> dict[str, Any]:
@@ -58,7 +58,8 @@ def run(files: list[Path], probes_file: Path, ttl: int) -> dict[str, Any]:
         removed = {rm.step for r in runs for rm in r.removals}
         stored = persist_steps(layout, session, removed)
         source = ColdSource(layout)
-        failures = {r.policy.name: verify_removals(session, r.removals, source) for r in runs}
+        failures: dict[str, list[str]] = {
+            r.policy.name: verify_removals(session, r.removals, source) for r in runs}
         cold["seconds"] += time.perf_counter() - t_cold
         cold["nodes"] += stored.written
         cold["bytes"] += sum(len(source.step_text(s).encode()) for s in stored.steps)
@@ -125,6 +126,7 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
             "probe_recovery": round(sum(r["probe_hit"] for r in mine) / pw, 4) if pw else None,
             "long_x_native_tokens": spread([r["x_native"] for r in long]),
             "long_x_native_cost": spread([r["cost_x_native"] for r in long]),
+            "long_carriage": spread([r["carriage"] for r in long if r["carriage"] is not None]),
             "sessions_above_native_cost": [r["session"] for r in mine
                                            if (r["cost_x_native"] or 0) > 1.0],
             "long_above_0_8_cost": [r["session"] for r in long if (r["cost_x_native"] or 0) > 0.8],
@@ -203,16 +205,20 @@ def print_text(res: dict[str, Any], summary: dict[str, Any], ttl: int) -> None:
           f"each session at its model's list price, cache TTL {ttl} s)")
     print(f"{'policy':8} {'tokens':>12} {'xnat':>6} {'xbase':>6} {'cost $':>8} {'$xnat':>6} "
           f"{'bill $':>8} {'carriage':>8} {'c.acts':>6} {'probes':>6} "
-          f"{'spread $xnat (>=30 steps)':>27} {'ms p95':>6} {'restored':>11}")
+          f"{'spread $xnat (>=30 steps)':>27} {'spread carriage':>21} {'ms p95':>6} "
+          f"{'restored':>11}")
     for name, s in summary.items():
         sp = s["long_x_native_cost"]
         spread_txt = f"{sp['min']}/{sp['median']}/{sp['max']}" if sp else ""
+        sc = s["long_carriage"]
+        carriage_txt = f"{sc['min']}/{sc['median']}/{sc['max']}" if sc else ""
         print(f"{name:8} {s['tokens']:>12,} {s['x_native_tokens']:>6} {s['x_base_tokens']:>6} "
               f"{s['cost_usd']:>8} {s['x_native_cost']:>6} {s['bill_usd']:>8} "
               f"{_f(s['carriage']):>8} {_f(s['carriage_where_it_acts']):>6} "
-              f"{_f(s['probe_recovery']):>6} {spread_txt:>27} {s['render_ms_p95']:>6} "
+              f"{_f(s['probe_recovery']):>6} {spread_txt:>27} {carriage_txt:>21} "
+              f"{s['render_ms_p95']:>6} "
               f"{s['restored_exact']:>5}/{s['removals']:<5}")
-    print("(spread = min/median/max of cost x native over the sessions with >= 30 steps; "
+    print("(spread = min/median/max over the sessions with >= 30 steps; "
           "c.acts = carriage over the calls whose prompt is smaller than base's)")
     c = res["cold"]
     print(f"restores read back from a cold store: {c['nodes']} step originals "
