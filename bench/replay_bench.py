@@ -40,7 +40,7 @@ LONG = 30  # sessions with at least this many steps carry the per-session target
 POLICIES: list[str] = list(POLICY_NAMES)
 
 
-def run(files: list[Path], probes_file: Path, ttl: int) -> dict[str, Any]:
+def run(files: list[Path], probes_file: Path, ttl: int | None) -> dict[str, Any]:
     tokens = TokenCache()
     policies = parse_policies(",".join(POLICIES))
     rows: list[dict[str, Any]] = []
@@ -72,7 +72,8 @@ def run(files: list[Path], probes_file: Path, ttl: int) -> dict[str, Any]:
             "card": sb.card.name, "compactions": len(session.compactions),
             "probes": sum(len(v) for v in probes.values()),
             "native_recorded_tokens": rec.total if rec else None,
-            "native_recorded_cost": round(rec.cost(sb.card, ttl), 4) if rec else None,
+            "native_recorded_cost": round(rec.cost(sb.card, sb.ttl), 4) if rec else None,
+            "ttl": sb.ttl,
         })
         base_prompts = next(r.meter.prompts for r in runs if r.policy.name == "base")
         for r, rep in zip(runs, reports, strict=True):
@@ -176,7 +177,7 @@ def _f(v: Any, fmt: str = "") -> str:
     return "" if v is None else format(v, fmt)
 
 
-def print_text(res: dict[str, Any], summary: dict[str, Any], ttl: int) -> None:
+def print_text(res: dict[str, Any], summary: dict[str, Any], ttl: int | None) -> None:
     hdr = (f"{'session':40} {'steps':>5} {'policy':8} {'tokens':>11} {'xnat':>6} {'xbase':>6} "
            f"{'cost $':>8} {'$xnat':>6} {'cached':>6} {'exp':>3} {'peak':>7} {'rewr':>4} "
            f"{'ep':>3} {'carry':>6} {'probe':>5} {'ms/st':>6} {'rm':>4}")
@@ -190,6 +191,7 @@ def print_text(res: dict[str, Any], summary: dict[str, Any], ttl: int) -> None:
             s = by_session[last]
             h = s["harness"]
             print(f"# {last}: model {s['model']}, window {s['window']:,}, card {s['card']}, "
+                  f"TTL {s['ttl']} s, "
                   f"harness overhead {h['overhead_tokens']:,} + {h['scale']} x rendered "
                   f"({h['source']}; mean abs err {h['mean_abs_error']})"
                   + (f"; recorded native {s['native_recorded_tokens']:,} tok "
@@ -202,7 +204,8 @@ def print_text(res: dict[str, Any], summary: dict[str, Any], ttl: int) -> None:
               f"{probe:>5} {r['render_ms_median']:>6} {r['removals']:>4}")
     print()
     print(f"TOTALS over {len(res['sessions'])} sessions ({res['seconds']:.1f} s; harness tokens; "
-          f"each session at its model's list price, cache TTL {ttl} s)")
+          f"each session at its model's list price, cache TTL "
+          f"{'as recorded (else 300 s)' if ttl is None else f'{ttl} s'})")
     print(f"{'policy':8} {'tokens':>12} {'xnat':>6} {'xbase':>6} {'cost $':>8} {'$xnat':>6} "
           f"{'bill $':>8} {'carriage':>8} {'c.acts':>6} {'probes':>6} "
           f"{'spread $xnat (>=30 steps)':>27} {'spread carriage':>21} {'ms p95':>6} "
@@ -231,7 +234,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--transcripts", type=Path, default=DATA / "transcripts")
     ap.add_argument("--probes", type=Path, default=DATA / "probes" / "dev-probes.json")
-    ap.add_argument("--ttl", type=int, default=300, help="cache TTL in seconds (300 or 3600)")
+    ap.add_argument("--ttl", type=int, default=None,
+                    help="cache TTL in seconds (300 or 3600; default: per session, what its "
+                         "recorded usage shows, else 300)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     files = sorted(p for p in args.transcripts.glob("*/*") if p.is_file()

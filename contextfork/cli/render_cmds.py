@@ -106,9 +106,9 @@ def register(app: typer.Typer) -> None:
         budget: Annotated[int | None, typer.Option("--budget", help="epoch token budget.")]
         = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="out.svg | out.html")] = None,
-        ttl: Annotated[int, typer.Option("--ttl", help="Prompt cache TTL in seconds "
-                                         "(300 = Anthropic's default, 3600 = the 1-hour cache).")]
-        = 300,
+        ttl: Annotated[int | None, typer.Option(
+            "--ttl", help="Prompt cache TTL in seconds (300 = Anthropic's default, 3600 = the "
+            "1-hour cache; default: what the recorded usage shows, else 300).")] = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Render every step under each policy and print the bill against what the harness

@@ -21,6 +21,7 @@ billed as plain input.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
@@ -30,6 +31,7 @@ from contextfork.render.metrics import PriceCard
 from contextfork.transcript.model import Session, Step
 
 DEFAULT_TTL = 300
+_TTL_FIELD = re.compile(r'"ephemeral_(1h|5m)_input_tokens"\s*:\s*([1-9][0-9]*)')
 
 # List prices in dollars per million tokens (input, cache read, 5-minute write, 1-hour write,
 # output), from the providers' pricing pages as of 2026-02; the first matching prefix wins.
@@ -114,6 +116,19 @@ def fit_harness(rendered: list[int], recorded: list[int | None], segment: list[i
         overhead = max(0.0, intercepts[first])
     errs = [abs(intercepts[g] + scale * x - y) / y for x, y, g in pts]
     return HarnessModel(overhead, scale, len(pts), sum(errs) / len(errs), source)
+
+
+def recorded_ttl(session: Session) -> int | None:
+    """The cache TTL the harness asked for, when its raw usage says (Anthropic's usage splits
+    cache writes into ``ephemeral_5m`` / ``ephemeral_1h``); None when nothing says."""
+    seen: set[str] = set()
+    for st in session.steps:
+        for raw in st.raw:
+            if "ephemeral_" in raw.text:
+                seen.update(m.group(1) for m in _TTL_FIELD.finditer(raw.text))
+    if "1h" in seen:
+        return 3600
+    return 300 if "5m" in seen else None
 
 
 def parse_time(ts: str | None) -> float | None:

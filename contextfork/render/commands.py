@@ -105,9 +105,9 @@ def replay_command(
     plot: Path | None = None,
     on_start: Callable[[int], None] | None = None,
     *,
-    ttl: int = 300,
+    ttl: int | None = None,
 ) -> Result:
-    if ttl <= 0:
+    if ttl is not None and ttl <= 0:
         raise UsageError(f"--ttl must be a positive number of seconds, got {ttl}")
     pols = parse_policies(policies, k=k, budget_tokens=budget)
     price = load_price_card(price_card)

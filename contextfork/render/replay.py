@@ -34,6 +34,7 @@ from contextfork.render.bill import (
     output_tokens,
     recorded_bill,
     recorded_prompt,
+    recorded_ttl,
 )
 from contextfork.render.carriage import CarriageTracker, VisibleIdentifiers, content_text
 from contextfork.render.messages import observation_text, reply_text, step_messages
@@ -329,10 +330,15 @@ def replay_runs(
     progress: Progress | None = None,
     tokens: TokenCache | None = None,
     *,
-    ttl: int = DEFAULT_TTL,
+    ttl: int | None = None,
     probes: dict[int, list[str]] | None = None,
 ) -> tuple[list[PolicyRun], SessionBill, list[PolicyReport]]:
-    """Every policy over the session (native is always run: it calibrates the others)."""
+    """Every policy over the session (native is always run: it calibrates the others).
+
+    ``ttl`` None: the TTL the recorded usage shows (Claude Code asks for the 1-hour cache),
+    else Anthropic's default 5 minutes."""
+    if ttl is None:
+        ttl = recorded_ttl(session) or DEFAULT_TTL
     tokens = tokens or TokenCache()
     tracker = carriage_tracker(session)
     wanted = {p.name: p for p in policies}
@@ -364,12 +370,13 @@ def replay(
     progress: Progress | None = None,
     tokens: TokenCache | None = None,
     *,
-    ttl: int = DEFAULT_TTL,
+    ttl: int | None = None,
     probes: dict[int, list[str]] | None = None,
 ) -> ReplayReport:
     _runs, sb, reports = replay_runs(session, policies, price, progress, tokens, ttl=ttl,
                                      probes=probes)
     card = sb.card
+    ttl = sb.ttl
     output = output_tokens(session)
     rec = sb.native_recorded
     window, window_source = session_window(session)
