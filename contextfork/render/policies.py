@@ -32,6 +32,13 @@ MIN_CALLS = 20
 # An agent that ignored this many reminders will not write the lines: each further reminder
 # costs tokens and, once it is dropped behind the boundary, a prefix rewrite.
 REMIND_LIMIT = 3
+# A cache write in cache reads on Anthropic's default 5-minute cache (1.25 / 0.1); the replay
+# sets the session's own ratio from its price card and TTL. refold declines a boundary move
+# that would not pay back its rewrite; epoch does not: a declined move leaves raw tokens that
+# bring its next commit (a deep rewrite) closer, which this accounting cannot see (measured on
+# the dev set: gating epoch lowers its total but raises its worst session from 0.80 to 0.88 x
+# native cost).
+WRITE_READ_RATIO = 12.5
 # Claude Code auto-compacts at about 167k of a 200k window (measured on real sessions).
 DEFAULT_COMPACT_THRESHOLD = 167_000
 
@@ -51,6 +58,10 @@ class Policy:
     min_prompt_tokens: int = 0
     min_calls: int = 0
     remind_limit: int | None = None  # stop reminding an agent that ignored this many
+    # > 0: a boundary move that would not pay back its rewrite is declined (the crossing steps
+    # stay as sent); the price of a cache write in cache reads (12.5 on Anthropic's 5-minute
+    # cache, 20 on the 1-hour one, 10 where uncached input is plain input).
+    write_read_ratio: float = 0.0
     commit_at: float = 0.8
     fold_down_to: float = 0.4
     mask_keep: int = 10
@@ -78,6 +89,7 @@ class Policy:
             "min_prompt_tokens": self.min_prompt_tokens,
             "min_calls": self.min_calls,
             "remind_limit": self.remind_limit,
+            "write_read_ratio": self.write_read_ratio,
             "commit_at": self.commit_at,
             "fold_down_to": self.fold_down_to,
             "mask_keep": self.mask_keep,
@@ -103,12 +115,13 @@ def policy(
         return Policy("base", k=k)
     if name == "native":
         return Policy("native", k=k)
-    gates: dict[str, int | None] = {
+    gates: dict[str, float | None] = {
         "min_prompt_tokens": MIN_PROMPT_TOKENS, "min_calls": MIN_CALLS,
         "remind_limit": REMIND_LIMIT} if adaptive else {}
     if name == "refold":
         return Policy("refold", k=k, dedupe=True, fold_stale=True, reminder=True, auto_stale=True,
                       epoch=True, budget_share=REFOLD_BUDGET_SHARE,
+                      write_read_ratio=WRITE_READ_RATIO if adaptive else 0.0,
                       **gates)  # type: ignore[arg-type]
     if name == "epoch":
         return Policy(

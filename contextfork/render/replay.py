@@ -278,9 +278,15 @@ def prepare(session: Session, native: PolicyRun, card: PriceCard | None, ttl: in
 
 
 def adapt(pol: Policy, session: Session, sb: SessionBill | None) -> Policy:
-    """The compact baseline compacts where the harness would: at its share of the window,
-    in the harness's tokens (converted back to rendered tokens with the session's fit)."""
-    if pol.name != "compact" or sb is None or pol.compact_threshold != DEFAULT_COMPACT_THRESHOLD:
+    """Policies meet the session's prices: a rewrite is weighed at this card's write/read
+    ratio, and the compact baseline compacts where the harness would (its share of the
+    window, in the harness's tokens, converted back to rendered tokens with the fit)."""
+    if sb is None:
+        return pol
+    if pol.write_read_ratio > 0 and sb.card.cache_read_per_mtok > 0:
+        pol = pol.with_(write_read_ratio=round(
+            sb.card.write_price(sb.ttl) / sb.card.cache_read_per_mtok, 3))
+    if pol.name != "compact" or pol.compact_threshold != DEFAULT_COMPACT_THRESHOLD:
         return pol  # an explicit threshold is the caller's
     window = session_window(session)[0]
     rendered = (COMPACT_SHARE * window - sb.harness.overhead) / sb.harness.scale

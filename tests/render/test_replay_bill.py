@@ -235,3 +235,26 @@ def test_the_ttl_is_the_one_the_recorded_usage_asked_for(transcripts_dir: Path) 
     assert recorded_ttl(cc) == 3600  # Claude Code asks for the 1-hour cache
     report = replay(cc, parse_policies("native"))
     assert report.price_card.ttl_seconds == 3600 and report.price_card.cache_write_per_mtok == 10.0
+
+
+def _unique_session(n: int) -> Session:
+    """Every step shows new lines and every reply names what the step before showed."""
+    steps = [step(1, "Start.", "cat -n a1.py", file_view("a1", 1, 60), prompt="Go")]
+    for i in range(2, n + 1):
+        steps.append(step(i, f"Next, after a{i - 1}_func_1.", f"cat -n a{i}.py",
+                          file_view(f"a{i}", 1, 60)))
+    return session(steps)
+
+
+def test_refold_declines_a_boundary_move_that_would_not_pay_back_its_rewrite() -> None:
+    s = _unique_session(30)  # nothing to stub, nothing stale: a move would only drop reminders
+    gated = policy("refold")
+    ungated = gated.with_(write_read_ratio=0.0)
+    base, g = replay(s, [policy("base"), gated]).policies
+    u = replay(s, [ungated]).policies[0]
+    assert u.rewrites > 0 and g.rewrites == 0
+    assert g.cost_usd < u.cost_usd and u.cost_usd > base.cost_usd
+    # what it still adds to base is its three reminders, kept as sent rather than rewritten
+    assert g.cost_usd <= base.cost_usd * 1.01
+    worth = replay(long_session(60), [policy("refold")]).policies[0]  # repeated line ranges
+    assert worth.rewrites > 0 and worth.removals > 0
