@@ -18,7 +18,7 @@ BUDGET_SHARE = 0.2
 # refold's own safety budget: a loose one (0.4 x the window: 80k estimated tokens on Claude
 # models) so a long session commits a rare lossless epoch instead of growing until the harness
 # compacts it lossily. Chosen on the dev set: on the Claude Code session with a native
-# compaction 0.5 / 0.4 / 0.3 give 1.06 / 0.98 / 0.83 x native cost (0.5 never commits there);
+# compaction 0.5 / 0.4 / 0.3 give 1.07 / 0.96 / 0.83 x native cost (0.5 never commits there);
 # below 0.4 refold turns into epoch. See docs/NOTES-replay.md.
 REFOLD_BUDGET_SHARE = 0.4
 # Below this many estimated prompt tokens refold/epoch send the history as received: a stub,
