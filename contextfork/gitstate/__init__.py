@@ -34,6 +34,7 @@ from contextfork.gitstate.refs import (
     TreeEntry,
     add_note,
     commit_files,
+    commit_parents,
     count_commits,
     fetch_refs,
     left_right_count,
@@ -43,6 +44,7 @@ from contextfork.gitstate.refs import (
     push_refs,
     read_blobs,
     refs_under,
+    unpushed_count,
     update_ref,
 )
 from contextfork.gitstate.status import (
@@ -84,6 +86,7 @@ __all__ = [
     "build_tree",
     "commit_exists",
     "commit_files",
+    "commit_parents",
     "common_dir",
     "config_get",
     "count_commits",
@@ -121,6 +124,7 @@ __all__ = [
     "status",
     "status_args",
     "submodule_paths",
+    "unpushed_count",
     "update_ref",
     "worktree_tree_sha",
 ]

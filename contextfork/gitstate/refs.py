@@ -66,8 +66,17 @@ def push_refs(root: Path, remote: str, refspecs: list[str]) -> None:
     run(root, ["push", "--quiet", remote, *refspecs])
 
 
-def fetch_refs(root: Path, remote: str, refspec: str) -> None:
-    run(root, ["fetch", "--quiet", "--no-tags", remote, refspec])
+def fetch_refs(root: Path, remote: str, *refspecs: str) -> None:
+    run(root, ["fetch", "--quiet", "--no-tags", remote, *refspecs])
+
+
+def commit_parents(root: Path, sha: str) -> list[str]:
+    return out(root, "rev-list", "--parents", "-n1", sha).split()[1:]
+
+
+def unpushed_count(root: Path, sha: str, remote: str) -> int:
+    """Commits reachable from ``sha`` that no remote-tracking ref of ``remote`` holds."""
+    return int(out(root, "rev-list", "--count", sha, "--not", f"--remotes={remote}"))
 
 
 @dataclass(frozen=True)

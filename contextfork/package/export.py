@@ -246,8 +246,12 @@ def _write_package(
         "transcript": seed.get("transcript"),
         "telemetry": seed.get("telemetry"),
         "cold_store_refs": list(opts.cold_store_refs),
-        "redactions": redactions,
+        "redactions": 0,
     }
+    # The metadata carries transcript-derived text too (the failed-commands seed in telemetry,
+    # the transcript path): every string goes through the scrubber, like the handoff.
+    meta, meta_redactions = _redact(meta)
+    meta["redactions"] = redactions + meta_redactions
     files: dict[str, bytes] = {
         "git_diff.patch": patch,
         "git_status.json": atomic.dump_json_bytes(gs),
