@@ -9,17 +9,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contextfork.errors import NotFoundError, UsageError
+from contextfork.paths import state_path
 
 STATE_DIR = ".contextfork"
 PACKAGES = "packages"
 
 
 def contextfork_dir(root: Path) -> Path:
-    return root / STATE_DIR
+    """``<root>/.contextfork``, refused (exit 3) when it is a symlink or a file."""
+    return state_path(root)
 
 
 def packages_dir(root: Path) -> Path:
-    return root / STATE_DIR / PACKAGES
+    """``<root>/.contextfork/packages``, every component checked (``paths.state_path``)."""
+    return state_path(root, PACKAGES)
 
 
 def new_package_id(now: datetime | None = None) -> str:
