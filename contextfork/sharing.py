@@ -16,14 +16,14 @@ import os
 import re
 from pathlib import Path
 
-from contextfork import atomic, gitstate
+from contextfork import atomic, gitstate, signing
 from contextfork.envelope import Problem, Result
 from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
 from contextfork.package import store
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
 from contextfork.paths import unsafe_reason
 
-REF_PREFIX = "refs/contextfork/packages/"
+REF_PREFIX = signing.REF_PREFIX
 HEAD_PREFIX = "refs/contextfork/heads/"
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -55,11 +55,14 @@ def store_commit(root: Path, ref: store.PackageRef) -> str:
     then reused; one written by an older contextfork with HEAD as its parent is replaced)."""
     name = REF_PREFIX + ref.package_id
     existing = gitstate.refs_under(root, name).get(name)
-    if existing and not gitstate.commit_parents(root, existing):
+    sign = signing.wanted(root)
+    if (existing and not gitstate.commit_parents(root, existing)
+            and (not sign or gitstate.is_signed(root, existing))):  # fmt: skip
         return existing
     _sealed(root, ref)
     sha = gitstate.commit_files(
-        root, _package_files(ref.path), f"contextfork package {ref.package_id}\n", None
+        root, _package_files(ref.path), f"contextfork package {ref.package_id}\n", None,
+        sign=sign,
     )
     gitstate.update_ref(root, name, sha)
     return sha
@@ -182,13 +185,18 @@ def push(
         Problem("warning", "head_not_on_remote", _head_line(info, remote, False), pid)
         for pid, info in heads.items() if info["unpushed_commits"] and not with_head
     ]  # fmt: skip
+    signed = {pid: gitstate.is_signed(root, sha) for pid, sha in stored.items()}
     data = {"remote": remote, "packages": stored, "secrets": secrets, "heads": heads,
-            "with_head": with_head}  # fmt: skip
+            "with_head": with_head, "signed": signed}  # fmt: skip
     return Result("push", data=data, problems=problems, text=text)
 
 
 def _materialize(root: Path, package_id: str, commit: str) -> None:
-    """Write one fetched package, refusing hostile trees before anything is written."""
+    """Write one fetched package, refusing hostile trees (and signatures git does not verify)
+    before anything is written."""
+    refusal = signing.fetched_refusal(root, commit)
+    if refusal:
+        raise IntegrityError(f"package {package_id}: {refusal}")
     entries = gitstate.ls_tree_all(root, commit)
     for e in entries:
         reason = unsafe_reason(e.path)
@@ -236,5 +244,6 @@ def pull(root: Path, remote: str) -> Result:
     text = (f"Pulled {len(pulled)} package(s) from {remote} ({len(present)} already here, "
             f"{len(problems)} refused)\n" + "\n".join(f"  + {p}" for p in pulled))  # fmt: skip
     code = 3 if problems else 0
-    data = {"remote": remote, "pulled": pulled, "already_present": present}
+    signed = [p for p in pulled if gitstate.is_signed(root, REF_PREFIX + p)]
+    data = {"remote": remote, "pulled": pulled, "already_present": present, "signed": signed}
     return Result("pull", data=data, problems=problems, exit_code=code, text=text)

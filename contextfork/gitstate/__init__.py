@@ -33,10 +33,12 @@ from contextfork.gitstate.refs import (
     LogEntry,
     TreeEntry,
     add_note,
+    blob_ids,
     commit_files,
     commit_parents,
     count_commits,
     fetch_refs,
+    is_signed,
     left_right_count,
     log_with_notes,
     ls_tree_all,
@@ -46,6 +48,7 @@ from contextfork.gitstate.refs import (
     refs_under,
     unpushed_count,
     update_ref,
+    verify_commit,
 )
 from contextfork.gitstate.status import (
     Entry,
@@ -83,6 +86,7 @@ __all__ = [
     "add_note",
     "apply_check",
     "apply_to_worktree",
+    "blob_ids",
     "build_tree",
     "commit_exists",
     "commit_files",
@@ -102,6 +106,7 @@ __all__ = [
     "head",
     "hooks_path",
     "is_dirty",
+    "is_signed",
     "left_right_count",
     "locate",
     "log_with_notes",
@@ -126,5 +131,6 @@ __all__ = [
     "submodule_paths",
     "unpushed_count",
     "update_ref",
+    "verify_commit",
     "worktree_tree_sha",
 ]
