@@ -110,12 +110,14 @@ def anti_loop_lines(pkg: Path) -> list[str]:
         handoff = json.loads((pkg / "handoff.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
+    from contextfork.package.handoff import barred, step_suffix
+
     out = []
     for f in handoff.get("failed_approaches") or []:
         if not isinstance(f, dict):
             continue
-        step = f" (step {f['step']})" if f.get("step") else ""
-        out.append(f"- Do not {f.get('barred_action', '').strip()} — {f.get('approach', '')}{step}")
+        out.append(f"- Do not {barred(f.get('barred_action'))} — {f.get('approach', '')}"
+                   f"{step_suffix(f)}")  # fmt: skip
     return out
 
 

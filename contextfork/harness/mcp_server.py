@@ -279,11 +279,9 @@ def clean_session_context(
     unconsumed packages are kept unless force=true."""
 
     def run() -> Result:
+        from contextfork import packages_admin
+
         root = workspace_root(workspace)
-        try:
-            from contextfork import packages_admin
-        except ImportError as err:
-            raise NotFoundError("package cleaning is not available in this build") from err
         return packages_admin.clean(root, keep=keep, yes=confirm, force=force)
 
     return _call(run)

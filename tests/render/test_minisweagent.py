@@ -13,7 +13,10 @@ import pytest
 def msa(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("MSWEA_SILENT_STARTUP", "1")
     monkeypatch.setenv("MSWEA_GLOBAL_CONFIG_DIR", str(tmp_path / "mswea-config"))
-    import minisweagent.models.test_models as tm
+    tm = pytest.importorskip(
+        "minisweagent.models.test_models",
+        reason="mini-swe-agent is the 'swe' extra: pip install -e '.[dev,swe]'",
+    )
 
     return tm
 
