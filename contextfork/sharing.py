@@ -165,7 +165,8 @@ def push(
             merged = sorted(set(secrets.setdefault(pid, {}).get(path, [])) | set(kinds))
             secrets[pid][path] = merged
     heads = _heads(root, refs, remote)
-    specs = [f"{REF_PREFIX}{pid}:{REF_PREFIX}{pid}" for pid in stored]
+    # forced: a package id names one package; an older parented commit of it is replaced
+    specs = [f"+{REF_PREFIX}{pid}:{REF_PREFIX}{pid}" for pid in stored]
     if with_head:
         specs += [f"{info['head']}:{HEAD_PREFIX}{pid}" for pid, info in heads.items()
                   if info["unpushed_commits"]]  # fmt: skip

@@ -124,3 +124,17 @@ def test_a_head_already_on_the_remote_is_said_and_clone_b_resumes(shared: Shared
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.json()["data"]["applied"]["exact"] is True
     assert (shared.b.path / "src/app.py").read_text() == "x = 3\n"
+
+
+def test_a_package_commit_with_a_parent_from_an_older_push_is_replaced(shared: Shared) -> None:
+    a = shared.a
+    pid = run_cli("export", "--json", cwd=a.path).json()["data"]["package_id"]
+    assert run_cli("push", "origin", cwd=a.path).returncode == 0
+    tree = a.git("rev-parse", f"{REF_PREFIX}{pid}^{{tree}}")
+    old = a.git("commit-tree", tree, "-p", "HEAD", "-m", "old-style package commit")
+    a.git("update-ref", f"{REF_PREFIX}{pid}", old)
+    a.git("push", "-q", "-f", "origin", f"{REF_PREFIX}{pid}")
+    res = run_cli("push", "origin", pid, cwd=a.path)
+    assert res.returncode == 0, res.stderr
+    sha = git(shared.remote, "rev-parse", f"{REF_PREFIX}{pid}")
+    assert sha != old and git(shared.remote, "rev-list", "--parents", "-n1", sha) == sha
