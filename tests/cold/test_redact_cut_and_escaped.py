@@ -74,3 +74,10 @@ def test_escaped_placeholders_and_code_are_still_not_secrets() -> None:
         {"out": 'SECRET_KEY = settings.SECRET_KEY\n{"password": "changeme"}\nPASSWORD=${DB_PASS}\n'}
     )
     assert find_secrets(text) == []
+
+
+def test_a_token_right_after_an_escaped_line_end_is_redacted_but_not_inside_a_word() -> None:
+    pat = PLANTED["github-pat"][1]
+    _clean(json.dumps({"stdout": f"token:\n{pat}\n"}), pat)
+    _clean(json.dumps({"headers": f"x\nAuthorization: Bearer {BEARER}"}), BEARER)
+    assert find_secrets("prefix" + pat) == []
