@@ -93,7 +93,7 @@ def state_path(root: Path, *parts: str) -> Path:
         raise UnsafeStateDir(
             f"{_rel(root, path)} is {what}, not a real directory inside the repository; "
             "contextfork refuses to read or write through it",
-            hint=f"remove it (and `git rm --cached -r {STATE_DIR}` if it is committed)",
+            hint=f"remove it; if it is committed: git rm --cached -r {STATE_DIR}",
         )
     return Path(root).joinpath(*chain)
 
