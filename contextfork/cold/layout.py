@@ -173,7 +173,9 @@ class StoreLayout:
 
 
 def layout_for(repo: Path | None, session_id: str) -> StoreLayout:
-    root = find_repo_root(repo) / ".contextfork" / "cold"
+    from contextfork.paths import state_path
+
+    root = state_path(find_repo_root(repo), "cold")
     return StoreLayout(root=root, session_id=check_session_id(session_id))
 
 
