@@ -141,3 +141,26 @@ def test_auto_compactions_in_two_prompts_of_one_session_fold_and_export_both_tim
     status = claude.contextfork_json("status")["data"]
     assert status["steps"]["tool_calls"] == 6, status["steps"]
     assert len(status["compactions"]) == 2
+
+
+def test_two_manual_compactions_of_one_session_fold_and_export_both_times(claude: ClaudeRig) -> None:
+    claude.contextfork("hooks", "install", "--claude", "--project")
+    sid = _configure_database(claude)
+    claude.prompt("/compact", resume=sid, allowed=())
+    claude.mock.script(
+        _bash("echo second-turn-wibble"),
+        Reply(text="Second turn done.", usage=Usage(input_tokens=3300)),
+    )
+    claude.prompt("Do the second part", resume=sid)
+
+    claude.prompt("/compact", resume=sid, allowed=())
+
+    folds = _pre_compact_entries(claude, sid)
+    errors = [e for e in claude.hooks_log() if e.get("level") == "error"]
+    assert len(folds) == 2 and all(f.get("package_id") for f in folds), f"folds: {folds}; errors: {errors}"
+    assert errors == []
+    assert _triggers(claude) == ["pre-compact", "pre-compact"]
+    status = claude.contextfork_json("status")["data"]
+    assert status["steps"]["tool_calls"] == 3, status["steps"]
+    assert len(status["failed_commands"]) == 1
+    assert claude.contextfork_json("fold", "validate", "--session", sid)["ok"]
