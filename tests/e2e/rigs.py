@@ -181,8 +181,10 @@ class CodexRig:
         self.runs.append(run)
         return run
 
-    def contextfork(self, *args: str, check: bool = True) -> Run:
-        run = run_bounded([*contextfork_cmd(), *args], cwd=self.repo.path, env=self.env, timeout=120)
+    def contextfork(self, *args: str, check: bool = True, stdin: str | None = None) -> Run:
+        run = run_bounded(
+            [*contextfork_cmd(), *args], cwd=self.repo.path, env=self.env, timeout=120, stdin=stdin
+        )
         if check:
             assert run.returncode == 0, f"contextfork failed\n{run}"
         return run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tests.e2e.mock_anthropic import Reply, ToolUse, Usage, request_text
@@ -164,3 +165,18 @@ def test_two_manual_compactions_of_one_session_fold_and_export_both_times(claude
     assert status["steps"]["tool_calls"] == 3, status["steps"]
     assert len(status["failed_commands"]) == 1
     assert claude.contextfork_json("fold", "validate", "--session", sid)["ok"]
+
+
+def test_the_compaction_brief_bars_the_failed_command_in_plain_words(claude: ClaudeRig) -> None:
+    claude.contextfork("hooks", "install", "--claude", "--project")
+    sid = _configure_database(claude)
+    claude.prompt("/compact", resume=sid, allowed=())
+    claude.mock.script(Reply(text="Noted.", usage=Usage(input_tokens=2500)))
+    claude.prompt("Go on", resume=sid)
+
+    text = request_text(claude.mock.main_requests()[-1])
+    assert "context after compaction" in text, "the brief did not reach the model"
+    shield = text[text.index("Do not retry") :] if "Do not retry" in text else ""
+    assert "ls /nonexistent-zorblax-dir" in shield, "the failed command is not barred"
+    doubled = [m.group(0) for m in re.finditer(r"(?i)\bdo not\W+do not\b|\((step \d+)\)\s*\(\1\)", text)]
+    assert doubled == [], f"doubled words in the brief: {doubled}"
