@@ -157,6 +157,7 @@ def claude_env(home: Path, config_dir: Path, base_url: str) -> dict[str, str]:
             "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
+            "MCP_TIMEOUT": "60000",  # a loaded CI machine starts the MCP server slowly
         }
     )
     return env

@@ -153,3 +153,33 @@ def test_a_fresh_fork_does_not_look_as_full_as_the_original(claude: ClaudeRig) -
     assert status["session"]["session_id"] == fork_id != sid
     assert status["tokens"]["total"] < 90_000, status["tokens"]
     assert status["risk"]["level"] != "critical", status["risk"]
+
+
+def test_fork_of_a_transcript_copied_elsewhere_lands_where_claude_resume_finds_it(claude: ClaudeRig) -> None:
+    claude.contextfork("hooks", "install", "--claude", "--project")
+    claude.mock.script(
+        _bash("seq 1 900 | sed 's/^/line-of-output-/'"),
+        Reply(text="Done.", usage=Usage(input_tokens=6000)),
+    )
+    sid = str(claude.prompt("Produce some output")["session_id"])
+    elsewhere = claude.tmp / "saved" / f"{sid}.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(claude.transcript(sid).read_bytes())
+
+    fork_id = _fork_id(_fork(claude, "--transcript", str(elsewhere)))
+
+    assert claude.transcript(fork_id).is_file(), "the fork was not written to Claude Code's session folder"
+    req = _resume_request(claude, fork_id)
+    assert tool_pairing_problems(req["messages"]) == []
+
+
+def test_fork_with_nothing_to_save_exits_0_and_writes_no_session(claude: ClaudeRig) -> None:
+    claude.contextfork("hooks", "install", "--claude", "--project")
+    claude.mock.script(_bash("echo tiny"), Reply(text="Done.", usage=Usage(input_tokens=3000)))
+    sid = str(claude.prompt("Say something small")["session_id"])
+    before = sorted(claude.sessions_dir.glob("*.jsonl"))
+
+    res = claude.contextfork_json("fork", check=False)
+
+    assert res["exit_code"] == 0, res["problems"]
+    assert sorted(claude.sessions_dir.glob("*.jsonl")) == before == [claude.transcript(sid)]
