@@ -130,7 +130,9 @@ class MockServer:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="mock-api", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="mock-api", daemon=True
+        )
         self._thread.start()
         self._timer = threading.Timer(self._max_lifetime, self.stop)
         self._timer.daemon = True
