@@ -74,7 +74,9 @@ def _fork(claude: ClaudeRig, *extra: str) -> dict[str, Any]:
 
 
 def _fork_id(data: dict[str, Any]) -> str:
-    return str(data["resume_command"]).split()[-1]
+    fork_id = str(data.get("session_id") or str(data["resume_command"]).split()[-1])
+    assert f"--resume {fork_id}" in str(data.get("resume_command")), data
+    return fork_id
 
 
 def test_fork_resumes_the_same_conversation_with_large_results_stubbed(claude: ClaudeRig) -> None:
