@@ -125,8 +125,8 @@ def test_fork_of_a_fork_resumes(claude: ClaudeRig) -> None:
     claude.contextfork("hooks", "install", "--claude", "--project")
     sid = _compacted_session(claude)
     first = _fork_id(_fork(claude))
-    claude.mock.script(
-        _bash("echo in-the-fork-glorp"),
+    claude.mock.script(  # a new large result, so the second fork has something to save
+        _bash("echo in-the-fork-glorp; seq 1 900 | sed 's/^/fork-output-/'"),
         Reply(text="Worked in the fork.", usage=Usage(input_tokens=2600)),
     )
     claude.prompt("Work in the fork", resume=first)
@@ -137,7 +137,9 @@ def test_fork_of_a_fork_resumes(claude: ClaudeRig) -> None:
     assert claude.transcript(second).is_file(), "the fork of the fork is not in Claude Code's session folder"
     req = _resume_request(claude, second)
     assert tool_pairing_problems(req["messages"]) == []
-    assert "in-the-fork-glorp" in json.dumps(req["messages"])
+    sent = json.dumps(req["messages"])
+    assert "in-the-fork-glorp" in sent  # the fork's own turn is there (its command)
+    assert "fork-output-900" not in sent, "the fork's large result was not stubbed"
 
 
 def test_a_fresh_fork_does_not_look_as_full_as_the_original(claude: ClaudeRig) -> None:
