@@ -1,10 +1,8 @@
 """Find the current Claude Code session transcript of a directory, so ``status`` needs no path.
 
 Claude Code stores sessions in ``${CLAUDE_CONFIG_DIR:-~/.claude}/projects/<slug>/`` where the
-slug is the realpath with every UTF-16 code unit outside ``[A-Za-z0-9]`` replaced by ``-``; a
-slug over 200 characters is cut to 200 and suffixed with ``-`` + base36 of the absolute 32-bit
-Java-style string hash of the path (observed with Claude Code 2.1.328, checked end to end by
-tests/e2e). Stdlib only: the statusline and hooks use this too.
+slug is the realpath with every non-alphanumeric character replaced by ``-``. Stdlib only: the
+statusline and hooks use this too.
 """
 
 from __future__ import annotations
@@ -14,23 +12,6 @@ import re
 from pathlib import Path
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
-_SLUG_MAX = 200
-_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def _js_hash36(text: str) -> str:
-    """base36(|h|) of JavaScript's ``h = (h << 5) - h + charCodeAt(i) | 0`` over the path."""
-    data = text.encode("utf-16-le", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
-    n = abs(h - (1 << 32) if h >= 1 << 31 else h)
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = _BASE36[r] + out
-        if n == 0:
-            return out
 
 
 def claude_config_dir() -> Path:
@@ -39,12 +20,7 @@ def claude_config_dir() -> Path:
 
 
 def project_slug(directory: Path) -> str:
-    path = os.path.realpath(directory)
-    # a character outside the BMP is two UTF-16 code units, so two dashes (JavaScript strings)
-    slug = _NON_ALNUM.sub(lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), path)
-    if len(slug) <= _SLUG_MAX:
-        return slug
-    return f"{slug[:_SLUG_MAX]}-{_js_hash36(path)}"
+    return _NON_ALNUM.sub("-", os.path.realpath(directory))
 
 
 def project_dir(directory: Path) -> Path:
