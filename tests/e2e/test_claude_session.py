@@ -86,7 +86,7 @@ def test_claude_code_project_folder_slug_rule(claude: ClaudeRig) -> None:
         )
         assert run.returncode == 0, run
         sid = json.loads(run.stdout)["session_id"]
-        folder = claude.config_dir / "projects" / claude_slug(str(where))
+        folder = claude.config_dir / "projects" / claude_slug(str(where.resolve()))
         assert (folder / f"{sid}.jsonl").is_file(), sorted(p.name for p in (claude.config_dir / "projects").iterdir())
         status = run_bounded(
             [*contextfork_cmd(), "status", "--json"],
