@@ -28,10 +28,45 @@ def render_block(node: dict[str, Any], body: str, mode: str, *, truncated: bool 
     return f"<cold-step {attrs}>\n{body}\n</cold-step>\n"
 
 
+def readable_of(node: dict[str, Any]) -> str:
+    """What page-in shows of a node: its readable form (tool, arguments, result text, the
+    assistant's words) where the fold recorded one, else the stored content."""
+    readable = node.get("readable")
+    return str(readable) if isinstance(readable, str) and readable else str(node["content"])
+
+
 def body_of(node: dict[str, Any], mode: str) -> str:
     if mode == "summary":
         return str(node["summary"])
-    return str(node["content"])
+    return readable_of(node)
+
+
+BYTES_PER_TOKEN = 3  # conservative for code and logs (o200k averages ~4 on prose)
+
+
+def window_body(node: dict[str, Any], terms: list[str], tokens: int) -> tuple[str, int, int]:
+    """Verified windows of the node's readable text around ``terms``, within ``tokens``.
+
+    Returns (body, estimated tokens, windows). Each window names its byte offset, length and
+    SHA-256 within the readable text, so it can be checked against the verified node.
+    """
+    from contextfork.cold.window import find_windows
+
+    text = readable_of(node)
+    budget = max(1, tokens) * BYTES_PER_TOKEN
+    parts: list[str] = []
+    used = 0
+    for w in find_windows(text, terms, context=3, max_bytes=min(budget, 4000)):
+        head = (f"[window: bytes {w.offset}+{w.length} of the readable form, sha256 {w.sha256}, "
+                f"terms {', '.join(w.terms)}]\n")  # fmt: skip
+        cost = len(head.encode()) + w.length
+        if used + cost > budget:
+            continue
+        parts.append(head + w.text.rstrip("\n"))
+        used += cost
+    if not parts:
+        return "", 0, 0
+    return "\n…\n".join(parts), (used + BYTES_PER_TOKEN - 1) // BYTES_PER_TOKEN, len(parts)
 
 
 def record(state: dict[str, Any], step_id: int, tokens: int, mode: str) -> None:
