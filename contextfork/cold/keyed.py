@@ -32,6 +32,7 @@ class Placed:
     step_id: int
     action: str  # write | unchanged | adopt
     node: dict[str, Any]
+    close: bool = False  # an open version turned out complete: later other bytes conflict
 
 
 @dataclass
@@ -72,7 +73,10 @@ def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
             sid = alloc.fresh()
             node = built(step, sid, is_open)
             action = "write"
-        out.append(Placed(step, sid, action, node))
+        held = alloc.by_id.get(sid)
+        # stored open, now followed by another step and byte-identical: it was complete
+        close = action == "unchanged" and not is_open and held is not None and held.open
+        out.append(Placed(step, sid, action, node, close))
     return out
 
 
@@ -82,9 +86,8 @@ def fold_keyed(
     """Fold ``steps`` (in session order); the last one is stored *open* unless told otherwise."""
     layout.ensure_contained()
     cache: dict[tuple[str, int, bool], dict[str, Any]] = {}
-    if layout.sqlite.exists():
-        with idx.opened(layout) as conn:
-            _plan(conn, layout, steps, build, cache, open_last, False)  # builds unlocked
+    with idx.opened(layout) as conn:
+        _plan(conn, layout, steps, build, cache, open_last, False)  # builds unlocked
     with store_lock(layout):
         policy = ensure_policy(layout)
         with idx.opened(layout) as conn:
@@ -113,6 +116,8 @@ def fold_keyed(
                 for p in placed:
                     if p.action == "adopt":
                         stepkeys.adopt(conn, p.step_id, p.step.identity)
+                    elif p.close:
+                        conn.execute("UPDATE step_keys SET open=0 WHERE step_id=?", (p.step_id,))
             if pending:
                 idx.export_ipcf_view(conn, layout, policy_sha256(policy))
     return KeyedFold(placed)

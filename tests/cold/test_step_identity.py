@@ -112,3 +112,18 @@ def test_a_tampered_node_under_the_same_key_is_still_exit_3(repo: Repo, tmp_path
     node.write_text(json.dumps(data))
     res = _fold(repo, t)
     assert res.returncode == 3 and "tampered" in res.stdout
+
+
+def test_an_open_step_seen_complete_and_unchanged_is_closed_so_later_edits_conflict(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = cc21.write(tmp_path / "s.jsonl", second_compaction=False)  # step 6 is last: open
+    assert _fold(repo, t).returncode == 0
+    lines = cc21.lines(grow=1)
+    _write(t, lines)
+    assert _fold(repo, t).json()["data"]["written"] == 2  # step 6 unchanged, now complete
+    for o in lines:
+        if o.get("uuid") == cc21.uid("s6"):
+            o["message"] = dict(o["message"], content=[{"type": "text", "text": "lint fails"}])
+    _write(t, lines)
+    assert _fold(repo, t).returncode == 3
