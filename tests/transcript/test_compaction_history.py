@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from contextfork.transcript import load_session
+from tests.helpers import Repo, run_cli
 from tests.transcript import cc21
 
 
@@ -55,3 +56,28 @@ def test_attachment_lines_stay_in_their_step_and_bookkeeping_lines_are_counted(
     assert '"api-request-blob"' not in kept
     for line in t.read_text().splitlines():
         json.loads(line)
+
+
+def test_status_after_two_compactions_counts_every_step_and_the_failure(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = cc21.write(tmp_path / "s.jsonl")
+    data = run_cli("status", "--transcript", str(t), "--json", cwd=repo.path).json()["data"]
+    assert (data["steps"]["total"], data["steps"]["since_compaction"]) == (7, 2)
+    assert len(data["failed_commands"]) == 1 and len(data["compactions"]) == 2
+
+
+def test_keys_of_pi_and_codex_steps_survive_the_file_growing(
+    tmp_path: Path, transcripts_dir: Path
+) -> None:
+    # this pi file predates entry ids, so both fall back to the first line's byte offset
+    for src, prefix in (("pi/large-session.jsonl", ("id:", "offset:")),
+                        ("codex/sample_codex_session.jsonl", ("offset:",))):
+        lines = (transcripts_dir / src).read_text(encoding="utf-8").splitlines(keepends=True)
+        part = tmp_path / f"part-{Path(src).name}"
+        part.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+        whole, half = load_session(transcripts_dir / src), load_session(part)
+        keys = [s.key for s in whole.steps]
+        assert all(k and k.startswith(prefix) for k in keys) and len(set(keys)) == len(keys)
+        # every step but the (possibly unfinished) last keeps its key as the file grows
+        assert [s.key for s in half.steps][:-1] == keys[: len(half.steps) - 1]
