@@ -19,6 +19,7 @@ from contextfork.transcript._jsonl import Record, read_records, require_records
 from contextfork.transcript._steps import StepBuilder, usage_fields
 from contextfork.transcript.model import (
     Block,
+    Compaction,
     RawLine,
     Session,
     Step,
@@ -310,7 +311,7 @@ def build_session(
     for rec in live:
         builder.add(rec)
     steps = builder.finish()
-    _mark_preserved(records, live, steps)
+    preserved = _mark_preserved(records, live, steps, builder.compactions)
     first = next((r.obj for r in records if r.obj.get("sessionId")), {})
     timestamps = [r.obj["timestamp"] for r in records if isinstance(r.obj.get("timestamp"), str)]
     branch = next(
@@ -333,25 +334,31 @@ def build_session(
         model=model,
         abandoned_lines=abandoned,
         agent_id=agent_id,
+        preserved=preserved,
     )
 
 
-def _mark_preserved(records: list[Record], live: list[Record], steps: list[Step]) -> None:
-    """Flag the steps holding the preserved segment of the last compaction (live view)."""
-    boundary = next(
-        (r.obj for r in reversed(live)
-         if r.obj.get("type") == "system" and r.obj.get("subtype") == "compact_boundary"),
-        None,
-    )
-    if boundary is None:
-        return
-    keep = {f"uuid:{u}" for u in preserved_uuids(records, boundary)}
-    if not keep:
-        return
-    offsets = {r.offset for r in live if f"uuid:{r.obj.get('uuid')}" in keep}
-    for step in steps:
-        if any(r.offset in offsets for r in step.raw):
-            step.preserved = True
+def _mark_preserved(
+    records: list[Record], live: list[Record], steps: list[Step], compactions: list[Compaction]
+) -> dict[int, list[int]]:
+    """Steps each compaction kept verbatim (preserved segment); flag those of the last one,
+    which are in the live view."""
+    boundaries = [
+        r for r in live
+        if r.obj.get("type") == "system" and r.obj.get("subtype") == "compact_boundary"
+    ]
+    out: dict[int, list[int]] = {}
+    for rec, comp in zip(boundaries, compactions, strict=False):
+        keep = preserved_uuids(records, rec.obj)
+        offsets = {r.offset for r in live if r.obj.get("uuid") in keep}
+        kept = [s.index for s in steps
+                if s.index < comp.before_step and any(r.offset in offsets for r in s.raw)]
+        if kept:
+            out[comp.before_step] = kept
+    if compactions:
+        for s in steps:
+            s.preserved = s.index in out.get(compactions[-1].before_step, [])
+    return out
 
 
 def subagent_files(path: Path) -> list[Path]:

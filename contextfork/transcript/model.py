@@ -134,6 +134,8 @@ class Session(_Model):
     model: str | None = None
     # Claude Code: lines on rewound (abandoned) branches, kept out of ``steps`` but counted.
     abandoned_lines: int = 0
+    # Claude Code 2.1: for each compaction (by ``before_step``), the steps it kept verbatim.
+    preserved: dict[int, list[int]] = Field(default_factory=dict)
     # A subagent (Claude Code sidechain) has the id of the agent; its parent lists it here.
     agent_id: str | None = None
     subagents: list[Session] = Field(default_factory=list)
