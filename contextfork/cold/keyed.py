@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork.atomic import write_bytes
 from contextfork.cold import index as idx
@@ -20,10 +20,12 @@ from contextfork.cold.layout import StoreLayout, policy_sha256, store_lock
 from contextfork.cold.node import node_bytes
 from contextfork.cold.store import ensure_policy, read_node
 from contextfork.errors import IntegrityError
-from contextfork.transcript.model import Step
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Step
 
 #: build(step, step_id, open) -> node
-Builder = Callable[[Step, int, bool], dict[str, Any]]
+Builder = Callable[["Step", int, bool], dict[str, Any]]
 
 
 @dataclass
@@ -134,3 +136,17 @@ def known_ids(layout: StoreLayout, steps: Sequence[Step]) -> dict[int, int]:
             if key is not None:
                 latest[str(key)] = int(sid)
     return {s.index: latest[s.identity] for s in steps if s.identity in latest}
+
+
+def latest_version(layout: StoreLayout, step_id: int) -> int:
+    """The newest stored version of the key ``step_id`` holds (``step_id`` itself when it has
+    no newer one): a position-named step read back after it grew is its complete version."""
+    if not layout.sqlite.exists():
+        return step_id
+    with idx.opened(layout) as conn:
+        stepkeys.ensure(conn)
+        row = conn.execute(
+            "SELECT MAX(b.step_id) FROM step_keys a JOIN step_keys b ON a.key = b.key "
+            "WHERE a.step_id = ?", (step_id,)
+        ).fetchone()
+    return int(row[0]) if row and row[0] is not None else step_id

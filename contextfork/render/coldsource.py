@@ -167,7 +167,12 @@ class ColdSource:
             if not 1 <= step <= STEP_MAX:
                 raise NotFoundError(f"step {step} is not in this session")
             try:
-                node = read_node(self.layout, self.ids.get(step, step))  # re-verified here
+                sid = self.ids.get(step)
+                if sid is None:  # named by position: the newest version of the key there
+                    from contextfork.cold.keyed import latest_version
+
+                    sid = latest_version(self.layout, step)
+                node = read_node(self.layout, sid)  # every identity re-verified here
             except NotFoundError:
                 raise NotFoundError(
                     f"step {step} is not in cold store {self.layout.session_id!r}",

@@ -127,3 +127,20 @@ def test_an_open_step_seen_complete_and_unchanged_is_closed_so_later_edits_confl
             o["message"] = dict(o["message"], content=[{"type": "text", "text": "lint fails"}])
     _write(t, lines)
     assert _fold(repo, t).returncode == 3
+
+
+def test_the_render_store_reads_a_grown_step_by_position_as_its_newest_version(
+    tmp_path: Path,
+) -> None:
+    from contextfork.cold.layout import layout_at
+    from contextfork.render.coldsource import ColdSource, persist_steps
+    from contextfork.transcript import load_session
+
+    layout = layout_at(tmp_path / "store" / "s-render")
+    partial = load_session(_write(tmp_path / "a.jsonl", _upto("s5")))
+    persist_steps(layout, partial, [s.index for s in partial.steps])  # step 5 still growing
+    whole = load_session(cc21.write(tmp_path / "b.jsonl"))
+    rep = persist_steps(layout, whole, [s.index for s in whole.steps])
+    assert rep.ids[5] != 5
+    assert "All checks passed!" in ColdSource(layout).step_text(5)
+    assert "All checks passed!" in ColdSource(layout, rep.ids).step_text(5)
