@@ -35,6 +35,7 @@ class Placed:
     action: str  # write | unchanged | adopt
     node: dict[str, Any]
     close: bool = False  # an open version turned out complete: later other bytes conflict
+    open: bool = False  # the session's last step at this fold
 
 
 @dataclass
@@ -78,7 +79,7 @@ def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
         held = alloc.by_id.get(sid)
         # stored open, now followed by another step and byte-identical: it was complete
         close = action == "unchanged" and not is_open and held is not None and held.open
-        out.append(Placed(step, sid, action, node, close))
+        out.append(Placed(step, sid, action, node, close, is_open))
     return out
 
 
@@ -117,7 +118,7 @@ def fold_keyed(
                     stepkeys.record(conn, node)
                 for p in placed:
                     if p.action == "adopt":
-                        stepkeys.adopt(conn, p.step_id, p.step.identity)
+                        stepkeys.adopt(conn, p.step_id, p.step.identity, p.open)
                     elif p.close:
                         conn.execute("UPDATE step_keys SET open=0 WHERE step_id=?", (p.step_id,))
             if pending:

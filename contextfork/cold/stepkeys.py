@@ -75,9 +75,9 @@ def record(conn: sqlite3.Connection, node: dict[str, Any]) -> None:
         )
 
 
-def adopt(conn: sqlite3.Connection, step_id: int, key: str) -> None:
+def adopt(conn: sqlite3.Connection, step_id: int, key: str, is_open: bool = False) -> None:
     """Give a node folded before keys existed (same bytes, same position) its key."""
-    conn.execute("INSERT OR REPLACE INTO step_keys VALUES (?,?,0)", (step_id, key))
+    conn.execute("INSERT OR REPLACE INTO step_keys VALUES (?,?,?)", (step_id, key, int(is_open)))
 
 
 def sync(conn: sqlite3.Connection, layout: StoreLayout) -> None:

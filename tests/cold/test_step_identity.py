@@ -144,3 +144,23 @@ def test_the_render_store_reads_a_grown_step_by_position_as_its_newest_version(
     assert rep.ids[5] != 5
     assert "All checks passed!" in ColdSource(layout).step_text(5)
     assert "All checks passed!" in ColdSource(layout, rep.ids).step_text(5)
+
+
+def test_a_store_folded_by_position_before_keys_existed_is_adopted_not_duplicated(
+    repo: Repo, tmp_path: Path
+) -> None:
+    from contextfork.cold import api
+    from contextfork.transcript import load_session
+
+    t = cc21.write(tmp_path / "s.jsonl")
+    for step in load_session(t).steps:  # what the positional fold used to write
+        api.fold_step(step.index, f"Step {step.index}", step.raw_bytes(), repo=repo.path,
+                      session=SID, source={"kind": "transcript"})
+    res = _fold(repo, t)
+    assert res.returncode == 0, res.stdout
+    assert res.json()["data"]["written"] == 0 and _nodes(repo) == [
+        f"step_{i:06d}.json" for i in range(1, 8)
+    ]
+    cc21.write(t, grow=1)
+    grown = _fold(repo, t)
+    assert grown.json()["data"]["written"] == 1 and grown.json()["data"]["step_ids"] == {}
