@@ -373,7 +373,12 @@ def _peek_node(root: Path, step: int, sid: str, store: StoreName) -> tuple[dict[
     missing: list[str] = []
     for kind, store_sid in order:
         try:
-            node: dict[str, Any] = api.show(step, repo=root, session=store_sid).data["node"]
+            sid_step = step
+            if kind == "render":  # the renderer names steps by position: newest version there
+                from contextfork.cold.keyed import latest_version
+
+                sid_step = latest_version(api.open_layout(root, store_sid), step)
+            node: dict[str, Any] = api.show(sid_step, repo=root, session=store_sid).data["node"]
         except NotFoundError as err:  # tamper (IntegrityError) is never skipped over
             missing.append(err.message)
             continue

@@ -85,8 +85,10 @@ class CompactRenderer(StepHistory):
         if recorded:  # the transcript carries the harness's own summary in step t's prompt
             self.summary = []
             self.start = t
-            self.acc = []
-            self.acc_tokens = 0
+            # ... and the harness keeps its preserved segment (Claude Code 2.1) verbatim
+            kept = [self.base(s) for s in self.session.preserved.get(t, []) if s in self.steps]
+            self.acc = [m for sm in kept for m in (*sm.lead, *sm.body)]
+            self.acc_tokens = sum(estimate_tokens(m.content) for m in self.acc)
             return
         gone = self.between(self.start - 1 if self.start else 0, t - 1)
         briefs = [step_brief(s, self.base(s), limit=200) for s in gone[-40:]]

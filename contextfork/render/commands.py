@@ -89,7 +89,8 @@ def render_command(
         + "\n"
     )
     if request is not None and layout is not None:  # needed=True: a layout or an error
-        out = answer(request, ColdSource(layout), view.step_sha256, view.folds)
+        ids = stored.ids if stored is not None else None
+        out = answer(request, ColdSource(layout, ids), view.step_sha256, view.folds)
         data["answer"] = out
         text = out + "\n"
     return Result("render", data=data, text=text)

@@ -44,11 +44,9 @@ class Accounting:
 
 
 def active_steps(session: Session) -> list[Step]:
-    """The steps still in the prompt: those after the last real compaction."""
-    if not session.compactions:
-        return list(session.steps)
-    start = session.compactions[-1].before_step
-    return [s for s in session.steps if s.index >= start]
+    """The steps still in the prompt: those after the last real compaction, plus the segment
+    the harness kept verbatim across it (Claude Code 2.1 preservedSegment)."""
+    return session.live_steps()
 
 
 def recorded_step(steps: list[Step]) -> Step | None:

@@ -9,7 +9,8 @@ import pytest
 
 from contextfork.cold.layout import StoreLayout, layout_at, policy_sha256
 from contextfork.cold.node import build_node, node_bytes
-from contextfork.cold.store import StepConflict, load_policy, read_node
+from contextfork.cold.stepkeys import KeyConflict
+from contextfork.cold.store import load_policy, read_node
 from contextfork.errors import IntegrityError
 from contextfork.render.api import call_steps, make_renderer, render
 from contextfork.render.coldsource import (
@@ -95,7 +96,7 @@ def test_rerendering_reuses_nodes_and_a_different_history_is_refused(tmp_path: P
     blk = s.steps[4].blocks[-1]
     assert isinstance(blk, ToolResult)
     blk.content += "changed\n"
-    with pytest.raises(StepConflict):
+    with pytest.raises(KeyConflict):  # a complete step's key with other bytes: integrity error
         persist_steps(layout, s, [5])
 
 
