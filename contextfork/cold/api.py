@@ -86,6 +86,7 @@ def fold_session(
     """Fold every step of a real transcript (deterministic briefs, raw lines as payload)."""
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.node import build_node
+    from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
     from contextfork.transcript import load_session
     from contextfork.transcript.model import Step
@@ -117,7 +118,8 @@ def fold_session(
             progress(min(done, total), total)
         return build_node(session_id=layout.session_id, step_id=step_id, summary=summary,
                           payload=step.raw_bytes(), policy_sha256=phash, intents=intents,
-                          index_text=index_text, extra_commands=commands, source=src)
+                          index_text=index_text, extra_commands=commands, source=src,
+                          readable=readable_step(step))
 
     folded = fold_keyed(layout, sess.steps, build)
     outcomes = [p.node for p in folded.placed]

@@ -78,25 +78,30 @@ def hydrate_one(layout: StoreLayout, policy: dict[str, Any], step_id: int) -> di
     """Hydrate one step into the current turn (caller holds the store lock)."""
     node = read_node(layout, step_id)
     state = load_turn(layout)
+    # Already whole in this turn's prompt: hydrating it again costs nothing more (a summary or
+    # a window of it earlier in the turn does not make the whole step free).
+    again = any(int(h["step_id"]) == step_id and h.get("mode") == "content"
+                for h in state["hydrated"])  # fmt: skip
     per_call = int(policy["per_call_token_cap"])
     left_turn = int(policy["per_turn_token_cap"]) - int(state["tokens_used"])
     allowed = min(per_call, left_turn)
-    if allowed <= 0:
+    if allowed <= 0 and not again:
         raise BudgetExhausted(
             f"turn {state['turn']} has used its {policy['per_turn_token_cap']}-token hydration budget",
             hint="the next scan starts a new turn; use `fold show` for a zero-cost developer view",
         )
-    content = str(node["content"])
-    tokens = int(node["token_count"])
+    content = readable_of(node)
+    tokens = int(node.get("readable_token_count", node["token_count"]))
     truncated = False
-    if tokens > allowed:
+    if tokens > allowed and not again:
         from contextfork.tokens import count_tokens, truncate_to_tokens
 
         content = truncate_to_tokens(content, allowed)
         tokens = count_tokens(content)
         truncated = True
     state["calls"] = int(state["calls"]) + 1
-    record(state, step_id, tokens, "content")
+    if not again:
+        record(state, step_id, tokens, "content")
     save_turn(layout, state)
     return {
         "step_id": step_id,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfork.cold import index as idx
-from contextfork.cold.identifiers import path_suffixes, prompt_terms
+from contextfork.cold.identifiers import path_suffixes, prompt_terms, words
 
 
 @dataclass
@@ -177,10 +177,35 @@ def _asking_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
     return out
 
 
+def _term_postings(
+    conn: sqlite3.Connection, asked: list[str]
+) -> tuple[dict[str, set[int]], list[str]]:
+    """Steps per prompt term. A path matches exactly first; only when no step holds it as
+    written do its shorter forms count (`lib/x.ex` for `/home/u/app/lib/x.ex`); a path nobody
+    holds in any form falls back to its words (a truncated or mistyped name still finds its
+    step)."""
+    out: dict[str, set[int]] = {}
+    order: list[str] = []
+    for t in asked:
+        found = idx.postings_for(conn, idx.expand_term(conn, t))
+        if not found and "/" in t:
+            found = idx.postings_for(conn, path_suffixes(t))
+        if not found and "/" in t:
+            for w in words(t):
+                if w not in out:
+                    out[w] = idx.postings_for(conn, idx.expand_term(conn, w))
+                    order.append(w)
+            continue
+        if t not in out:
+            out[t] = found
+            order.append(t)
+    return out, order
+
+
 def select(
     conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1
 ) -> Selection:
-    asked = prompt_terms(prompt)
+    postings, asked = _term_postings(conn, prompt_terms(prompt))
     filler = _asking_terms(conn, asked)
     terms = [t for t in asked if t not in filler]
     sel = Selection(terms=terms, budget=budget)
@@ -188,9 +213,17 @@ def select(
     bit_of = {t: 1 << i for i, t in enumerate(terms)}
     masks: dict[int, int] = {}
     for t in terms:
-        forms = idx.expand_term(conn, t) + (path_suffixes(t) if "/" in t else [])
-        for sid in idx.postings_for(conn, forms):
+        for sid in postings[t]:
             masks[sid] = masks.get(sid, 0) | bit_of[t]
+    # A newer step owns a superseded one's intent, but only for the terms it also holds: a
+    # term found only in the older step (a read the newer one lacks) still selects it.
+    for sid, row in idx.node_rows(conn, list(masks)).items():
+        if row["superseded_by"] is not None:
+            owner = int(row["superseded_by"])
+            masks[sid] &= ~masks.get(owner, 0)
+            if not masks[sid]:
+                del masks[sid]
+                sel.skipped_superseded.append({"step_id": sid, "superseded_by": owner})
     groups: dict[int, list[int]] = {}
     for sid, m in masks.items():
         groups.setdefault(m, []).append(sid)
@@ -217,14 +250,6 @@ def select(
         groups[m].pop()
         row = idx.node_rows(conn, [sid])[sid]
         covered = m & uncovered
-        if row["superseded_by"] is not None:
-            # A newer step owns this one's intent, but only for the terms it also holds: a
-            # term found only here (an older read that the newer one lacks) still selects it.
-            owner = int(row["superseded_by"])
-            covered &= ~masks.get(owner, 0)
-            if not covered:
-                sel.skipped_superseded.append({"step_id": sid, "superseded_by": owner})
-                continue
         cost = _cost(row, left)
         if cost is None:
             sel.dropped.append(
