@@ -86,6 +86,7 @@ def fold_session(
     """Fold every step of a real transcript (deterministic briefs, raw lines as payload)."""
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.node import build_node
+    from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
     from contextfork.transcript import load_session
     from contextfork.transcript.model import Step
@@ -117,7 +118,8 @@ def fold_session(
             progress(min(done, total), total)
         return build_node(session_id=layout.session_id, step_id=step_id, summary=summary,
                           payload=step.raw_bytes(), policy_sha256=phash, intents=intents,
-                          index_text=index_text, extra_commands=commands, source=src)
+                          index_text=index_text, extra_commands=commands, source=src,
+                          readable=readable_step(step))
 
     folded = fold_keyed(layout, sess.steps, build)
     outcomes = [p.node for p in folded.placed]
@@ -133,10 +135,52 @@ def fold_session(
                   text=f"folded {total} steps into {layout.dir} ({written} new, {redactions} redactions)")
 
 
+def _render_picks(
+    layout: StoreLayout, picks: list[Any], char_budget: int | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each pick as the block that is injected (content, verified windows or summary), in
+    selection order; a pick that does not fit ``char_budget`` is shrunk to windows or left out
+    (and then is not recorded as hydrated)."""
+    from contextfork.cold.hydrate import window_body
+
+    shown: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
+    used = 0
+    for pick in picks:
+        node = read_node(layout, pick.step_id)  # all three identities re-verified now
+        mode, tokens, body = pick.mode, pick.tokens, ""
+        if mode == "window":
+            body, tokens, _ = window_body(node, pick.terms, pick.tokens)
+            if not body:  # the terms sit in the summary or the index text only
+                mode, body, tokens = "summary", str(node["summary"]), int(node["summary_token_count"])
+        else:
+            body = body_of(node, mode)
+        block = render_block(node, body, mode)
+        room = None if char_budget is None else char_budget - used
+        if room is not None and len(block) > room and pick.terms and room > 400:
+            body, tokens, _ = window_body(node, pick.terms, (room - 200) // 4)
+            mode = "window"
+            block = render_block(node, body, mode) if body else ""
+        if not block or (room is not None and len(block) > room):
+            left_out.append({"step_id": pick.step_id, "sha256": node["payload_sha256"],
+                             "reason": "over_char_cap"})  # fmt: skip
+            continue
+        used += len(block)
+        shown.append({**pick.to_json(), "mode": mode, "tokens": tokens, "block": block,
+                      "sha256": node["payload_sha256"], "summary": node["summary"]})  # fmt: skip
+    return shown, left_out
+
+
 def scan(
-    prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
+    prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
+    char_budget: int | None = None,
 ) -> Result:
-    """The passive pre-turn scan: starts a new turn (evicting the last) and hydrates by RGSC."""
+    """The passive pre-turn scan: starts a new turn (evicting the last) and hydrates by RGSC.
+
+    One budget in tokens (the policy's per-call and per-turn caps) selects; ``char_budget``
+    (the prompt hook's output limit) only decides what of the selection is shown, and only what
+    is shown is recorded as hydrated.
+    """
     from contextfork.cold.scan import select
 
     layout = open_layout(repo, session, store_dir)
@@ -151,28 +195,31 @@ def scan(
         budget = min(int(policy["per_call_token_cap"]), int(policy["per_turn_token_cap"]))
         with idx.opened(layout) as conn:
             sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)))
-        blocks = []
         state["calls"] = 1
-        for pick in sel.picks:
-            node = read_node(layout, pick.step_id)
-            blocks.append(render_block(node, body_of(node, pick.mode), pick.mode))
-            record(state, pick.step_id, pick.tokens, pick.mode)
+        shown, left_out = _render_picks(layout, sel.picks, char_budget)
+        for s in shown:
+            record(state, int(s["step_id"]), int(s["tokens"]), str(s["mode"]))
         save_turn(layout, state)
+    blocks = [str(s.pop("block")) for s in shown]
+    tokens = sum(int(s["tokens"]) for s in shown)
     data = {
         "session_id": layout.session_id,
         "turn": state["turn"],
         "terms": sel.terms,
-        "selected": [p.to_json() for p in sel.picks],
+        "selected": shown,
+        "over_char_cap": left_out,
+        "filler_terms": sel.filler,
         "dropped": sel.dropped,
         "skipped_superseded": sel.skipped_superseded,
         "uncovered_terms": sel.uncovered,
-        "tokens": sel.tokens,
+        "tokens": tokens,
+        "blocks": blocks,
         "budget": {"per_call": policy["per_call_token_cap"], "per_turn": policy["per_turn_token_cap"]},
         "context": "".join(blocks),
     }
-    lines = [f"turn {state['turn']}: hydrated {len(sel.picks)} step(s), {sel.tokens} tokens"]
-    lines += [f"  step {p.step_id}: {p.reason} {', '.join(p.terms) or f'step {p.explains}'} ({p.tokens} tok, {p.mode})"
-              for p in sel.picks]
+    lines = [f"turn {state['turn']}: hydrated {len(shown)} step(s), {tokens} tokens"]
+    lines += [f"  step {p['step_id']}: {p['reason']} {', '.join(p['terms']) or 'step ' + str(p.get('explains'))} "
+              f"({p['tokens']} tok, {p['mode']})" for p in shown]
     if sel.dropped:
         lines.append("  dropped (over budget): " + ", ".join(str(d["step_id"]) for d in sel.dropped))
     return Result("fold scan", data=data, text="\n".join(lines))

@@ -87,7 +87,7 @@ def add_node(conn: sqlite3.Connection, node: dict[str, Any]) -> None:
             node["artifact_sha256"],
             node["payload_sha256"],
             node["projection_sha256"],
-            int(node["token_count"]),
+            int(node.get("readable_token_count", node["token_count"])),  # what page-in injects
             int(node["summary_token_count"]),
             node["summary"],
             json.dumps(node["refs"]),

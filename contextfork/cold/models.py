@@ -18,7 +18,7 @@ class _Model(BaseModel):
 
 
 class RedactionRecord(_Model):
-    field: Literal["content", "summary"]
+    field: Literal["content", "summary", "readable"]
     kind: str
     start: int = Field(ge=0)
     end: int = Field(ge=0)
@@ -40,13 +40,15 @@ class ColdNode(_Model):
     commands: list[str]
     errors: list[str]
     # Our recall-index terms (outside the normative projection); absent on version-1 nodes.
-    index_terms: list[str] | None = None
-    index_files: list[str] | None = None
-    index_commands: list[str] | None = None
-    index_errors: list[str] | None = None
+    index_terms: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    index_files: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    index_commands: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    index_errors: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     intents: list[str]
     refs: list[int]
     token_count: int = Field(ge=0)
+    readable: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    readable_token_count: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
     summary_token_count: int = Field(ge=0)
     tokenizer: Literal["o200k_base"]
     sanitized: bool

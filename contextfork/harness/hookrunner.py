@@ -30,7 +30,9 @@ from typing import Any
 
 from contextfork.paths import state_path
 
-MAX_CONTEXT_CHARS = 9_500
+MAX_CONTEXT_CHARS = 9_500  # Claude Code caps additionalContext near 10,000 characters
+LABEL_SUMMARY = 160
+LABEL_RESERVE = 3 * (LABEL_SUMMARY + 60)
 LOG_MAX_BYTES = 256 * 1024
 _EVENT_NAMES = {
     "user-prompt-submit": "UserPromptSubmit",
@@ -196,60 +198,56 @@ def _store_sessions(root: Path, session_id: str) -> list[str]:
 
 
 def _hydrated_nodes(
-    hook: HookInput, session_id: str
+    hook: HookInput, session_id: str, char_budget: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from contextfork.cold import api as cold_api
-    from contextfork.cold.hydrate import body_of, render_block
     from contextfork.cold.layout import StoreLayout, check_session_id
-    from contextfork.cold.store import read_node
-    from contextfork.hashing import sha256_text
+    from contextfork.paths import state_path
 
     assert hook.root is not None
     layout = StoreLayout(state_path(hook.root, "cold"), check_session_id(session_id))
     if not layout.sqlite.exists():
         return [], {"store": "absent"}
-    res = cold_api.scan(hook.prompt, store_dir=layout.dir)
+    # One token budget selects; the characters left in the hook's output decide what is shown,
+    # and only what is shown is recorded as hydrated (the store re-verifies every node it reads).
+    res = cold_api.scan(hook.prompt, store_dir=layout.dir, char_budget=char_budget)
     nodes = []
-    for pick in res.data["selected"]:
-        node = read_node(layout, int(pick["step_id"]))  # all three identities re-verified now
-        body = body_of(node, pick["mode"])
-        if (
-            pick["mode"] == "content"
-            and node["content_encoding"] == "utf-8"
-            and (sha256_text(body) != node["payload_sha256"])
-        ):
-            raise RuntimeError(f"step {node['step_id']} failed its payload hash")
-        label = f"Step {node['step_id']} of session {session_id}: {node['summary']}\n"
-        nodes.append(
-            {
-                "step_id": node["step_id"],
-                "session": session_id,
-                "sha256": node["payload_sha256"],
-                "mode": pick["mode"],
-                "tokens": pick["tokens"],
-                "block": label + render_block(node, body, pick["mode"]),
-            }
-        )
-    return nodes, res.data
+    for pick, block in zip(res.data["selected"], res.data["blocks"], strict=True):
+        summary = " ".join(str(pick["summary"]).split())
+        summary = summary if len(summary) <= LABEL_SUMMARY else summary[: LABEL_SUMMARY - 1] + "…"
+        label = f"Step {pick['step_id']} of session {session_id}: {summary}\n"
+        nodes.append({"step_id": pick["step_id"], "session": session_id, "sha256": pick["sha256"],
+                      "mode": pick["mode"], "tokens": pick["tokens"], "block": label + block})  # fmt: skip
+    left = [{"step_id": o["step_id"], "session": session_id, "sha256": o["sha256"]}
+            for o in res.data.get("over_char_cap", [])]  # fmt: skip
+    return nodes, {**res.data, "left": left}
 
 
 def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
     if not hook.prompt.strip() or hook.root is None or hook.session_id is None:
         return "", {}
     nodes: list[dict[str, Any]] = []
+    over: list[dict[str, Any]] = []
     terms: list[str] = []
-    for sid in _store_sessions(hook.root, hook.session_id):
-        found, data = _hydrated_nodes(hook, sid)
-        nodes += found
-        terms = terms or list(data.get("terms", []))
-    if not nodes:
-        return "", {"terms": terms, "hydrated": []}
     head = (
         "contextfork paged these exact details of earlier steps of this session back in from "
-        "the cold store (each block is SHA-256 verified; step and payload_sha256 label it):\n"
+        "the cold store (each block is SHA-256 verified; step and payload_sha256 label it; a "
+        "window is the matching region of a larger step):\n"
     )
     pointer = "Read any step in full with `contextfork fold show STEP --session SESSION`.\n"
-    blocks, left = fit_blocks(nodes, MAX_CONTEXT_CHARS - len(head) - len(pointer) - 600)
+    room = MAX_CONTEXT_CHARS - len(head) - len(pointer) - 600  # 600: labels and the tail line
+    for sid in _store_sessions(hook.root, hook.session_id):
+        if room < 400:
+            break
+        found, data = _hydrated_nodes(hook, sid, room - LABEL_RESERVE)
+        nodes += found
+        over += data.get("left", [])
+        room -= sum(len(n["block"]) for n in found)
+        terms = terms or list(data.get("terms", []))
+    if not nodes:
+        return "", {"terms": terms, "hydrated": [], "over_cap": [f"{n['session']}:{n['step_id']}" for n in over]}
+    blocks, left = fit_blocks(nodes, MAX_CONTEXT_CHARS - len(head) - len(pointer) - 300)
+    left += over
     tail = ""
     if left:
         tail = (
