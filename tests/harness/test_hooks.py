@@ -43,7 +43,7 @@ def claude_prompt(
 
 def hook(repo: Repo, event: str, payload: Any, *extra: str) -> Any:
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    return run_cli("hook", event, *extra, cwd=repo.path, input=text)
+    return run_cli("hooks", "run", event, *extra, cwd=repo.path, input=text)
 
 
 def hook_log(repo: Repo) -> list[dict[str, Any]]:
@@ -276,7 +276,8 @@ def test_session_start_at_startup_resumes_an_unconsumed_package_once(repo: Repo)
 
 def test_session_start_outside_a_repository_is_silent(tmp_path: Path) -> None:
     res = run_cli(
-        "hook",
+        "hooks",
+        "run",
         "session-start",
         cwd=tmp_path,
         input=json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"}),
@@ -291,7 +292,7 @@ def test_the_prompt_hook_imports_nothing_heavy(scenario_repo: Repo) -> None:
     from tests.helpers import clean_env
 
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "contextfork", "hook", "user-prompt-submit"],
+        [sys.executable, "-X", "importtime", "-m", "contextfork", "hooks", "run", "user-prompt-submit"],
         input=json.dumps(claude_prompt(scenario_repo, REFERENCE_QUESTION)),
         text=True,
         capture_output=True,
