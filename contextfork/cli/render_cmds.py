@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from contextfork.cli.common import JsonOpt, RepoOpt, console, emit, guarded
+from contextfork.cli.common import JsonOpt, RepoOpt, console, emit, guarded, print_table
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
 
@@ -34,7 +34,7 @@ def _replay_table(result: Result) -> None:
             "" if p["carriage"] is None else f"{p['carriage']:.3f}",
         )
     c = console()
-    c.print(table)
+    print_table(c, table)
     c.print(f"price card {card['name']}: input ${card['input_per_mtok']}/Mtok, cache read "
             f"${card['cache_read_per_mtok']}/Mtok ({card['note']})")
     if data.get("plot"):
