@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.cold.scenario import build_reference_scenario
-from tests.helpers import Repo, clean_env, run_cli
+from tests.helpers import Repo, clean_env, cli, run_cli
 
 BIG = "claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 152 steps, 14,040,054 tokens
 
@@ -58,9 +58,9 @@ def test_replay_piped_without_columns_uses_100(transcripts_dir: Path, repo: Repo
 def test_reports_fit_80_columns(repo: Repo, tmp_path: Path, argv: tuple[str, ...]) -> None:
     env = {"COLUMNS": "80", "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
     build_reference_scenario(repo.path / ".contextfork" / "cold" / "s1")
-    for goal in ("first", "second"):
-        assert run_cli("export", "--goal", goal, cwd=repo.path, env=env).returncode == 0
-    run_cli("resume", "--session", "5f0c3a8e-2b7d-4e61-9a55-1d2c3b4a5e6f", cwd=repo.path, env=env)
+    for goal in ("first", "second"):  # setup in-process; the report itself through a pipe
+        assert cli("export", "--goal", goal, cwd=repo.path, env=env).returncode == 0
+    cli("resume", "--session", "5f0c3a8e-2b7d-4e61-9a55-1d2c3b4a5e6f", cwd=repo.path, env=env)
     res = run_cli(*argv, cwd=repo.path, env=env)
     assert res.returncode in (0, 1), res.stderr  # doctor may warn; nothing else fails
     assert_fits(res.stdout, 80, repo.path)
