@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_file
+from contextfork.paths import state_path
 
 if TYPE_CHECKING:
     from contextfork.harness.hookrunner import HookInput
@@ -134,7 +135,7 @@ def compact_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     errors = check.data["errors"]
     summary = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")
     sid = hook.session_id or "SESSION"
-    store = hook.root / ".contextfork" / "cold" / sid
+    store = state_path(hook.root, "cold", sid)
     lines = [
         "# contextfork: context after compaction",
         "",

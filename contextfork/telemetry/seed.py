@@ -92,7 +92,9 @@ def goal_candidates(session: Session) -> list[str]:
     reqs = accounting.user_requests(session)
     if not reqs:
         return []
-    picks = [reqs[0][1], reqs[-1][1]]
+    from contextfork.redact import redact_text  # before the cut, so no half secret is kept
+
+    picks = [redact_text(reqs[0][1])[0], redact_text(reqs[-1][1])[0]]
     out: list[str] = []
     for text in picks:
         t = text if len(text) <= _GOAL_CHARS else text[: _GOAL_CHARS - 1] + "…"

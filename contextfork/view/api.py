@@ -54,9 +54,9 @@ def resolve_transcript(
 
 def default_out(root: Path | None, cwd: Path) -> Path:
     if root is not None:
-        from contextfork.package.store import contextfork_dir
+        from contextfork.paths import state_path
 
-        return contextfork_dir(root) / "view"
+        return state_path(root, "view")  # every component lstat-checked (no symlink escape)
     return cwd / "contextfork-view"
 
 

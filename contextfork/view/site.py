@@ -83,7 +83,7 @@ def _replay_page(view: SessionView, nav: list[dict[str, str]]) -> str | None:
     from contextfork.render.policies import parse_policies
     from contextfork.render.replay import replay
 
-    report = replay(view.session, parse_policies("base,refold,epoch,mask,compact"))
+    report = replay(view.session, parse_policies("native,base,refold,epoch,mask,compact"))
     series: list[tuple[str, list[int | None]]] = [
         (p.policy, list(p.prompt_per_call)) for p in report.policies
     ]

@@ -120,3 +120,12 @@ def test_serve_rebuilds_when_the_transcript_grows(viewed: Viewed) -> None:
         for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
+
+
+def test_replay_page_shows_every_policy_against_native(viewed: Viewed) -> None:
+    data = viewed.build("--replay")
+    assert "replay.html" in data["pages"]  # type: ignore[operator]
+    page = (viewed.out / "replay.html").read_text(encoding="utf-8")
+    for policy in ("native", "base", "refold", "epoch", "mask", "compact"):
+        assert f'<th scope="row">{policy}</th>' in page
+        assert f'data-series="{policy}"' in page
