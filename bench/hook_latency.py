@@ -3,7 +3,7 @@
     python bench/hook_latency.py [--nodes 10000] [--runs 30] [--transcript F]
 
 Whole-process wall time, as the harness pays it, of
-  contextfork hook user-prompt-submit   (Claude Code UserPromptSubmit JSON on stdin, against a
+  contextfork hooks run user-prompt-submit (Claude Code UserPromptSubmit JSON on stdin, against a
                                          cold store of N synthetic nodes; prompts that match)
   contextfork statusline                (Claude Code statusLine JSON on stdin; the dev-set
                                          session as transcript_path; cache warm after run 1)
@@ -102,7 +102,7 @@ def main() -> None:
                     "prompt": p,
                 }
             )
-            dt, out = timed([*cmd, "hook", "user-prompt-submit"], payload, root, env)
+            dt, out = timed([*cmd, "hooks", "run", "user-prompt-submit"], payload, root, env)
             hook_times.append(dt)
             if out:
                 ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
@@ -117,7 +117,7 @@ def main() -> None:
             }
         )
         miss_times = [
-            timed([*cmd, "hook", "user-prompt-submit"], miss, root, env)[0]
+            timed([*cmd, "hooks", "run", "user-prompt-submit"], miss, root, env)[0]
             for _ in range(args.runs)
         ]
 
@@ -137,10 +137,10 @@ def main() -> None:
         print()
         print(summary("python -c pass (floor)", floor))
         print(
-            summary(f"hook user-prompt-submit ({args.nodes} nodes)", hook_times)
+            summary(f"hooks run user-prompt-submit ({args.nodes} nodes)", hook_times)
             + f"   {injected} blocks injected over {args.runs} prompts"
         )
-        print(summary("hook user-prompt-submit (no match)", miss_times))
+        print(summary("hooks run user-prompt-submit (no match)", miss_times))
         print(
             summary("statusline (warm cache)", warm) + f"   first (cold) run {cold * 1000:.0f} ms"
         )

@@ -297,9 +297,10 @@ def status(
             "turn_tokens_used": state["tokens_used"],
             "policy": {"per_call_token_cap": policy["per_call_token_cap"],
                        "per_turn_token_cap": policy["per_turn_token_cap"]}}
-    text = (f"session {layout.session_id}: {count} nodes (last step {last}), {tokens} tokens folded, "
-            f"{stored} bytes, {superseded} superseded; turn {state['turn']} hydrated "
-            f"{data['hydrated'] or 'nothing'}; recall_index.json {'fresh' if fresh else 'stale'}")
+    text = (f"session {layout.session_id}: {count} nodes (last step {last}), {superseded} superseded\n"
+            f"  {tokens} tokens folded, {stored} bytes stored\n"
+            f"  turn {state['turn']} hydrated {data['hydrated'] or 'nothing'}; "
+            f"recall_index.json {'fresh' if fresh else 'stale'}")
     return Result("fold status", data=data, text=text)
 
 

@@ -1,4 +1,4 @@
-"""``contextfork hook <event>``: the commands Claude Code and Codex run on their hook events.
+"""``contextfork hooks run <event>`` (legacy alias ``hook <event>``): the commands Claude Code and Codex run on their hook events.
 
 A hook sits in front of the user's prompt, so the rules are: never block and never break the
 harness. Whatever goes wrong inside (bad stdin, a corrupt store, a bug) the hook prints nothing,
@@ -368,8 +368,8 @@ def main(argv: list[str]) -> int:
     root: Path | None = None
     if sys.stdin is not None and sys.stdin.isatty():
         print(
-            "usage: contextfork hook user-prompt-submit|pre-compact|session-start [--codex] "
-            "< hook-input.json  (run by Claude Code / Codex; see `contextfork hook --help`)",
+            "usage: contextfork hooks run user-prompt-submit|pre-compact|session-start [--codex] "
+            "< hook-input.json  (run by Claude Code / Codex; see `contextfork hooks run --help`)",
             file=sys.stderr,
         )
         return 0

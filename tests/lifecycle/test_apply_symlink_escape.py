@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.package.export import ExportOptions, export
-from tests.helpers import Repo, clean_env, git, make_repo, run_cli
+from tests.helpers import Repo, clean_env, cli, git, make_repo
 from tests.lifecycle.conftest import reseal
 
 
@@ -41,10 +41,10 @@ def test_resume_apply_never_writes_through_a_patch_symlink_with_a_newline_in_its
     reseal(pkg)
     clone = tmp_path / "victim"
     git(tmp_path, "clone", "-q", str(repo.path), str(clone))
-    res = run_cli("validate", str(pkg), "--json", cwd=clone)
+    res = cli("validate", str(pkg), "--json", cwd=clone)
     assert res.returncode == 3
     assert any(p["code"] == "unsafe_path" for p in res.json()["problems"])
-    res = run_cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
     assert res.returncode == 3
     assert not (outside / "payload").exists()
     assert list(outside.iterdir()) == []
