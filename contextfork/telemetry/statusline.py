@@ -120,19 +120,40 @@ def _window(ctx: Any) -> int | None:
     return None
 
 
+NEW_SESSION = "[ ⚪ new session | Step 0 ]"
+
+
+def _transcript(payload: dict[str, Any], here: Path) -> tuple[Path | None, bool]:
+    """(the session's transcript if it exists, whether the payload named a session).
+
+    Claude Code names the session (transcript_path, session_id) on every call, also before the
+    first prompt, when the file does not exist yet: then there is nothing to show, and the
+    newest transcript of the directory is another session's. Only a payload that names no
+    session at all (a manual run) falls back to the directory's newest transcript.
+    """
+    raw_path = payload.get("transcript_path")
+    if isinstance(raw_path, str) and raw_path:
+        path = Path(raw_path)
+        return (path if path.is_file() else None), True
+    from contextfork.transcript.locate import current_transcript, project_dir
+
+    sid = payload.get("session_id")
+    if isinstance(sid, str) and sid and "/" not in sid and sid not in (".", ".."):
+        path = project_dir(here) / f"{sid}.jsonl"
+        return (path if path.is_file() else None), True
+    return current_transcript(here), False
+
+
 def render(payload: dict[str, Any]) -> str:
     workspace = payload.get("workspace")
     ws: dict[str, Any] = workspace if isinstance(workspace, dict) else {}
     here = Path(str(ws.get("project_dir") or ws.get("current_dir") or payload.get("cwd") or "."))
-    raw_path = payload.get("transcript_path")
-    transcript: Path | None = Path(raw_path) if isinstance(raw_path, str) and raw_path else None
-    if transcript is None or not transcript.is_file():
-        from contextfork.transcript.locate import current_transcript
-
-        transcript = current_transcript(here)
+    transcript, named = _transcript(payload, here)
     pol = policy.read_policy_lenient(_policy_root(here))
     model = _model_name(payload.get("model"))
-    if transcript is None:
+    if transcript is None and named:
+        line = NEW_SESSION  # its transcript is written at the first prompt; show no other's
+    elif transcript is None:
         risk = policy.evaluate(None, 0, pol)
         line = policy.badge(None, 0, risk)
     else:
