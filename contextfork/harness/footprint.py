@@ -67,6 +67,8 @@ def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | 
             continue
         if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
             return 0
+        if isinstance(obj.get("forkedFrom"), dict):
+            return None  # a fork's copied lines: that usage was recorded for the original
         if obj.get("type") == "assistant" and not obj.get("isSidechain"):
             msg = obj.get("message")
             tokens = _usage_tokens(msg.get("usage") if isinstance(msg, dict) else None)

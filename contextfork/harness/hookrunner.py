@@ -184,11 +184,14 @@ def parent_session(root: Path, session_id: str) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-def _store_sessions(root: Path, session_id: str) -> list[str]:
-    """This session's store, then the one it was forked from (its stubs point there)."""
+def _store_sessions(root: Path, session_id: str, max_hops: int = 8) -> list[str]:
+    """This session's store, then those it was forked from, up the chain (a fork of a fork
+    keeps the first fork's stubs, which point at the original session's store)."""
     out = [session_id]
-    parent = parent_session(root, session_id)
-    if parent and parent not in out:
+    while len(out) <= max_hops:
+        parent = parent_session(root, out[-1])
+        if not parent or parent in out:
+            break
         out.append(parent)
     return out
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 
 
 @dataclass
@@ -28,6 +28,10 @@ class ScanState:
     active_tokens: int | None = None  # last main-chain call's context since the last compaction
     active_output: int | None = None
     message_ids: list[str] = field(default_factory=list)  # main-chain model calls (steps)
+    # A fork's copied lines (``forkedFrom``): their calls belong to the original session.
+    inherited_ids: list[str] = field(default_factory=list)
+    inherited_tokens: int | None = None  # the original's last recorded context, as copied
+    forked_from: str | None = None
     compactions: int = 0
     model: str | None = None
     session_id: str | None = None
@@ -49,18 +53,20 @@ class ScanState:
         for key in ("offset", "lines", "malformed", "compactions"):
             if not _nonneg(data[key]):
                 raise ValueError(f"scan state: bad {key}")
-        for key in ("active_tokens", "active_output"):
+        for key in ("active_tokens", "active_output", "inherited_tokens"):
             if data[key] is not None and not _nonneg(data[key]):
                 raise ValueError(f"scan state: bad {key}")
-        for key in ("model", "session_id", "cwd", "first_ts", "last_ts"):
+        for key in ("model", "session_id", "cwd", "first_ts", "last_ts", "forked_from"):
             if data[key] is not None and not isinstance(data[key], str):
                 raise ValueError(f"scan state: bad {key}")
-        billing, unkeyed, ids = data["billing"], data["unkeyed"], data["message_ids"]
+        billing, unkeyed = data["billing"], data["unkeyed"]
+        ids = [*data["message_ids"], *data["inherited_ids"]] if isinstance(
+            data["message_ids"], list) and isinstance(data["inherited_ids"], list) else None
         if not (
             isinstance(billing, dict)
             and all(_ints(v, 6) for v in billing.values())
             and _ints(unkeyed, 5)
-            and isinstance(ids, list)
+            and ids is not None
             and all(isinstance(i, str) for i in ids)
         ):
             raise ValueError("scan state: bad billing, unkeyed or message_ids")
@@ -100,6 +106,7 @@ def _feed(state: ScanState, seen_ids: set[str], obj: dict[str, Any]) -> None:
         state.compactions += 1
         state.active_tokens = None
         state.active_output = None
+        state.inherited_tokens = None
         return
     msg = obj.get("message")
     if not isinstance(msg, dict):
@@ -132,6 +139,15 @@ def _feed(state: ScanState, seen_ids: set[str], obj: dict[str, Any]) -> None:
     context = vals[0] + vals[2] + vals[3]
     if model == "<synthetic>" or context == 0:
         return
+    origin = obj.get("forkedFrom")
+    if isinstance(origin, dict):  # copied by a fork: recorded for the original session
+        if isinstance(origin.get("sessionId"), str):
+            state.forked_from = origin["sessionId"]
+        state.inherited_tokens = context
+        if isinstance(mid, str) and mid not in seen_ids:
+            seen_ids.add(mid)
+            state.inherited_ids.append(mid)
+        return
     if isinstance(model, str):
         state.model = model
     state.active_tokens = context
@@ -144,7 +160,7 @@ def _feed(state: ScanState, seen_ids: set[str], obj: dict[str, Any]) -> None:
 def scan(path: Path, state: ScanState | None = None) -> ScanState:
     """Read ``path`` from ``state.offset`` on; a partial last line is left for next time."""
     state = state or ScanState()
-    seen_ids = set(state.message_ids)
+    seen_ids = set(state.message_ids) | set(state.inherited_ids)
     with open(path, "rb") as fh:
         fh.seek(state.offset)
         for raw in fh:

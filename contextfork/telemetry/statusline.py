@@ -123,6 +123,35 @@ def _window(ctx: Any) -> int | None:
 NEW_SESSION = "[ ⚪ new session | Step 0 ]"
 
 
+def fork_footprint(here: Path, transcript: Path, state: ScanState) -> tuple[int | None, str]:
+    """A fork before its first own call: the context tokens ``contextfork fork`` counted for it.
+
+    The usage on its copied lines was recorded for the original (before folding), so it is not
+    the fork's footprint. Our fork record holds the fork's window, counted by the same function
+    ``status`` uses; a copy without a record (Claude Code's ``--fork-session``, a verbatim copy)
+    does hold the original's window, so its copied usage stands.
+    """
+    sid = transcript.stem
+    cur = here
+    for _ in range(64):
+        record = cur / ".contextfork" / "harness" / "forks" / f"{sid}.json"
+        try:
+            with open(record, encoding="utf-8") as fh:
+                data = json.load(fh)
+            ctx = data.get("context_tokens") if isinstance(data, dict) else None
+            if isinstance(ctx, dict):
+                total = ctx.get("total")
+                if isinstance(total, int) and not isinstance(total, bool):
+                    return total, str(ctx.get("source") or "counted")
+            break
+        except (OSError, ValueError):
+            pass
+        if cur.parent == cur:
+            break
+        cur = cur.parent
+    return state.inherited_tokens, "recorded"
+
+
 def _transcript(payload: dict[str, Any], here: Path) -> tuple[Path | None, bool]:
     """(the session's transcript if it exists, whether the payload named a session).
 
@@ -159,11 +188,15 @@ def render(payload: dict[str, Any]) -> str:
     else:
         state = cached_scan(transcript)
         steps = len(state.message_ids)
-        risk = policy.evaluate(state.active_tokens, steps, pol)
-        line = policy.badge(state.active_tokens, steps, risk)
+        tokens, source = state.active_tokens, "recorded"
+        chain = steps + len(state.inherited_ids) if state.inherited_ids else None
+        if tokens is None and state.inherited_ids:
+            tokens, source = fork_footprint(here, transcript, state)
+        risk = policy.evaluate(tokens, steps, pol)  # a fork is judged on its own steps
+        line = policy.badge(tokens, steps, risk, chain=chain, source=source)
         window = _window(payload.get("context_window"))
-        if window and state.active_tokens is not None:
-            line += f" {100 * state.active_tokens / window:.0f}% of {policy.format_tokens(window)}"
+        if window and tokens is not None:
+            line += f" {100 * tokens / window:.0f}% of {policy.format_tokens(window)}"
         if state.compactions:
             line += f" · {state.compactions} compaction{'s' if state.compactions > 1 else ''}"
         model = model or state.model
