@@ -10,9 +10,8 @@ Stdlib only.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from contextfork import atomic
 
@@ -80,8 +79,7 @@ def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | 
     return None
 
 
-@dataclass(frozen=True)
-class Thresholds:
+class Thresholds(NamedTuple):  # not a dataclass: that import costs every hook ~5-20 ms
     warning: int = DEFAULT_WARNING
     fork: int = DEFAULT_FORK
 
@@ -133,7 +131,7 @@ def ensure_state_dir(root: Path) -> None:
 
 
 def _state_path(root: Path, session_id: str) -> Path:
-    from contextfork.cold.layout import check_session_id
+    from contextfork.sessionids import check_session_id
 
     check_session_id(session_id)  # never a path out of the state dir
     return root / ".contextfork" / "harness" / f"{session_id}.json"

@@ -21,10 +21,7 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +35,33 @@ _EVENT_NAMES = {
 _ALIASES = {v.lower(): k for k, v in _EVENT_NAMES.items()} | {k: k for k in _EVENT_NAMES}
 
 
-@dataclass
 class HookInput:
-    event: str
-    harness: str
-    cwd: Path
-    root: Path | None
-    session_id: str | None = None
-    transcript: Path | None = None
-    prompt: str = ""
-    source: str | None = None
-    trigger: str | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
+    """One hook call, normalized (a plain class: ``dataclasses`` imports ``inspect``, ~20 ms
+    that every SessionStart and prompt would pay)."""
+
+    def __init__(
+        self,
+        event: str,
+        harness: str,
+        cwd: Path,
+        root: Path | None,
+        session_id: str | None = None,
+        transcript: Path | None = None,
+        prompt: str = "",
+        source: str | None = None,
+        trigger: str | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> None:
+        self.event = event
+        self.harness = harness
+        self.cwd = cwd
+        self.root = root
+        self.session_id = session_id
+        self.transcript = transcript
+        self.prompt = prompt
+        self.source = source
+        self.trigger = trigger
+        self.raw: dict[str, Any] = {} if raw is None else raw
 
 
 def _str(v: Any) -> str | None:
@@ -74,8 +86,8 @@ def _session_id(v: Any) -> str | None:
     Paths under ``.contextfork/`` are built from it (warning state, fork records, the cold store),
     so hostile input must never reach them.
     """
-    from contextfork.cold.layout import check_session_id
     from contextfork.errors import UsageError
+    from contextfork.sessionids import check_session_id
 
     sid = _str(v)
     if sid is None:
@@ -109,6 +121,8 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
     if root is None:
         return
     try:
+        from datetime import UTC, datetime
+
         from contextfork import atomic
         from contextfork.harness.footprint import ensure_state_dir
 
@@ -166,7 +180,7 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
 
 def fork_record_path(root: Path, session_id: str) -> Path:
     """Where ``contextfork fork`` records which session a fork continues."""
-    from contextfork.cold.layout import check_session_id
+    from contextfork.sessionids import check_session_id
 
     check_session_id(session_id)
     return root / ".contextfork" / "harness" / "forks" / f"{session_id}.json"
@@ -406,6 +420,7 @@ def main(argv: list[str]) -> int:
     except BaseException as err:  # noqa: BLE001 - a hook must never block the harness
         if isinstance(err, KeyboardInterrupt):
             return 0
+        import traceback
         log(
             root,
             {

@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # A package exported by these triggers belongs to the session named in its metadata.
 CLAIMING_TRIGGERS = frozenset({"fork", "pre-compact"})
 _HEAD_BYTES = 64 * 1024
 
 
-@dataclass(frozen=True)
-class Offer:
+class Offer(NamedTuple):
     package_id: str
     path: Path
     paired: bool  # made for this session (or its lineage) rather than unclaimed

@@ -10,38 +10,60 @@ key the non-sidechain copy wins, then the one with the most tokens, then the fir
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 STATE_VERSION = 3
 
 
-@dataclass
 class ScanState:
-    offset: int = 0  # bytes consumed: complete lines only
-    lines: int = 0
-    malformed: int = 0
-    # key -> [non_sidechain, total, input, output, cache_creation, cache_read]
-    billing: dict[str, list[int]] = field(default_factory=dict)
-    unkeyed: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])  # n, in, out, cc, cr
-    active_tokens: int | None = None  # last main-chain call's context since the last compaction
-    active_output: int | None = None
-    message_ids: list[str] = field(default_factory=list)  # main-chain model calls (steps)
-    # A fork's copied lines (``forkedFrom``): their calls belong to the original session.
-    inherited_ids: list[str] = field(default_factory=list)
-    inherited_tokens: int | None = None  # the original's last recorded context, as copied
-    forked_from: str | None = None
-    compactions: int = 0
-    model: str | None = None
-    session_id: str | None = None
-    cwd: str | None = None
-    first_ts: str | None = None
-    last_ts: str | None = None
-    version: int = STATE_VERSION
+    """Where the scan stopped and what it found (plain JSON; a plain class, not a dataclass:
+    importing ``dataclasses`` pulls in ``inspect`` and costs the statusline ~20 ms)."""
+
+    def __init__(
+        self,
+        offset: int = 0,  # bytes consumed: complete lines only
+        lines: int = 0,
+        malformed: int = 0,
+        # key -> [non_sidechain, total, input, output, cache_creation, cache_read]
+        billing: dict[str, list[int]] | None = None,
+        unkeyed: list[int] | None = None,  # n, in, out, cc, cr
+        active_tokens: int | None = None,  # last main-chain call's context since the compaction
+        active_output: int | None = None,
+        message_ids: list[str] | None = None,  # main-chain model calls (steps)
+        # A fork's copied lines (``forkedFrom``): their calls belong to the original session.
+        inherited_ids: list[str] | None = None,
+        inherited_tokens: int | None = None,  # the original's last recorded context, as copied
+        forked_from: str | None = None,
+        compactions: int = 0,
+        model: str | None = None,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        first_ts: str | None = None,
+        last_ts: str | None = None,
+        version: int = STATE_VERSION,
+    ) -> None:
+        self.offset = offset
+        self.lines = lines
+        self.malformed = malformed
+        self.billing: dict[str, list[int]] = {} if billing is None else billing
+        self.unkeyed: list[int] = [0, 0, 0, 0, 0] if unkeyed is None else unkeyed
+        self.active_tokens = active_tokens
+        self.active_output = active_output
+        self.message_ids: list[str] = [] if message_ids is None else message_ids
+        self.inherited_ids: list[str] = [] if inherited_ids is None else inherited_ids
+        self.inherited_tokens = inherited_tokens
+        self.forked_from = forked_from
+        self.compactions = compactions
+        self.model = model
+        self.session_id = session_id
+        self.cwd = cwd
+        self.first_ts = first_ts
+        self.last_ts = last_ts
+        self.version = version
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: _copy(getattr(self, k)) for k in _FIELD_ORDER}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScanState:
@@ -81,7 +103,17 @@ def _ints(v: Any, n: int) -> bool:
     return isinstance(v, list) and len(v) == n and all(_nonneg(x) for x in v)
 
 
-_FIELDS = set(ScanState.__dataclass_fields__)
+_FIELD_ORDER = tuple(ScanState.__init__.__code__.co_varnames[1 : ScanState.__init__.__code__.co_argcount])
+_FIELDS = set(_FIELD_ORDER)
+
+
+def _copy(v: Any) -> Any:
+    """Deep-enough copy of a JSON value (what ``dataclasses.asdict`` did)."""
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v
 
 
 def _int(d: dict[str, Any], key: str) -> int:
