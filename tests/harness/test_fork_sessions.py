@@ -115,3 +115,22 @@ def test_a_fork_with_nothing_to_save_exits_0_and_writes_nothing(
                     env={"CLAUDE_CONFIG_DIR": str(cfg)})
     assert plain.returncode == 0 and "nothing to save" in plain.stdout.lower()
     assert "claude --resume" not in plain.stdout
+
+
+def test_a_fork_that_would_not_be_smaller_is_not_written(repo: Repo, tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    t = cc_fixture.write(tmp_path / "src" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    small = "x" * 400  # just over --min-chars: its stub plus forkedFrom on every line cost more
+    lines = [json.loads(raw) for raw in t.read_text().splitlines()]
+    for obj in lines:
+        content = obj.get("message", {}).get("content")
+        if isinstance(content, list) and content and content[0].get("tool_use_id") == "toolu_01":
+            content[0]["content"] = small
+            obj["toolUseResult"] = {"stdout": small, "stderr": ""}
+    t.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in lines))
+    res = _fork(repo, t, "--min-chars", "300", env={"CLAUDE_CONFIG_DIR": str(cfg)})
+    assert res.returncode == 0, res.stderr + res.stdout
+    data = res.json()["data"]
+    assert data["fork"] is None and "would not be smaller" in data["nothing_to_save"]
+    assert not list(cfg.glob("projects/*/*.jsonl"))
+    assert not (repo.path / ".contextfork" / "harness" / "forks").exists()
