@@ -69,6 +69,15 @@ def inherited_steps(session: Session) -> int:
     return n
 
 
+def folded_copy(session: Session, copied: int) -> bool:
+    """Whether the copied steps were folded (``contextfork fork`` stubs), not copied verbatim."""
+    from contextfork.harness.fork import STUB_PREFIX
+
+    return any(
+        r.content.startswith(STUB_PREFIX) for s in session.steps[:copied] for r in s.tool_results
+    )
+
+
 def _forked_line(text: str) -> bool:
     if '"forkedFrom"' not in text:
         return False
@@ -134,7 +143,10 @@ def account(session: Session) -> Accounting:
     steps = active_steps(session)
     texts = category_texts(session, steps)
     copied = inherited_steps(session)
-    rec = recorded_step([s for s in steps if s.index > copied])
+    # A folded fork changed the window, so the usage it copied no longer describes it; a
+    # verbatim copy (Claude Code's --fork-session) holds the same window and keeps it.
+    own = [s for s in steps if s.index > copied] if folded_copy(session, copied) else steps
+    rec = recorded_step(own)
     if rec is not None and rec.usage is not None:
         total = rec.usage.context_tokens
         est = {c: sum(_estimate(t) for t in texts[c]) for c in CATEGORIES}

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 STATE_VERSION = 3
+# The start of a stub ``contextfork fork`` writes (harness.fork.STUB_PREFIX; not imported here:
+# that module is heavy and this one runs in the statusline).
+FOLD_STUB = b"[contextfork: tool result folded out of this fork"
 
 
 class ScanState:
@@ -35,6 +38,7 @@ class ScanState:
         inherited_ids: list[str] | None = None,
         inherited_tokens: int | None = None,  # the original's last recorded context, as copied
         forked_from: str | None = None,
+        folded: bool = False,  # the copied lines hold ``contextfork fork`` stubs
         compactions: int = 0,
         model: str | None = None,
         session_id: str | None = None,
@@ -54,6 +58,7 @@ class ScanState:
         self.inherited_ids: list[str] = [] if inherited_ids is None else inherited_ids
         self.inherited_tokens = inherited_tokens
         self.forked_from = forked_from
+        self.folded = folded
         self.compactions = compactions
         self.model = model
         self.session_id = session_id
@@ -72,6 +77,8 @@ class ScanState:
             raise ValueError("stale scan state")
         if set(data) != _FIELDS:
             raise ValueError("scan state has unexpected fields")
+        if data["folded"] is not True and data["folded"] is not False:
+            raise ValueError("scan state: bad folded")
         for key in ("offset", "lines", "malformed", "compactions"):
             if not _nonneg(data[key]):
                 raise ValueError(f"scan state: bad {key}")
@@ -200,6 +207,8 @@ def scan(path: Path, state: ScanState | None = None) -> ScanState:
                 break  # still being written
             state.offset += len(raw)
             state.lines += 1
+            if not state.folded and FOLD_STUB in raw and b'"forkedFrom"' in raw:
+                state.folded = True
             # Only lines that can carry usage or a compaction need parsing.
             if b'"usage"' not in raw and b"compact_boundary" not in raw:
                 continue

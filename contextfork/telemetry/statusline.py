@@ -123,13 +123,12 @@ def _window(ctx: Any) -> int | None:
 NEW_SESSION = "[ ⚪ new session | Step 0 ]"
 
 
-def fork_footprint(here: Path, transcript: Path, state: ScanState) -> tuple[int | None, str]:
+def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
     """A fork before its first own call: the context tokens ``contextfork fork`` counted for it.
 
     The usage on its copied lines was recorded for the original (before folding), so it is not
     the fork's footprint. Our fork record holds the fork's window, counted by the same function
-    ``status`` uses; a copy without a record (Claude Code's ``--fork-session``, a verbatim copy)
-    does hold the original's window, so its copied usage stands.
+    ``status`` uses (without the record — another clone — the figure is unknown).
     """
     sid = transcript.stem
     cur = here
@@ -149,7 +148,7 @@ def fork_footprint(here: Path, transcript: Path, state: ScanState) -> tuple[int 
         if cur.parent == cur:
             break
         cur = cur.parent
-    return state.inherited_tokens, "recorded"
+    return None, "counted"
 
 
 def _transcript(payload: dict[str, Any], here: Path) -> tuple[Path | None, bool]:
@@ -191,7 +190,10 @@ def render(payload: dict[str, Any]) -> str:
         tokens, source = state.active_tokens, "recorded"
         chain = steps + len(state.inherited_ids) if state.inherited_ids else None
         if tokens is None and state.inherited_ids:
-            tokens, source = fork_footprint(here, transcript, state)
+            if state.folded:
+                tokens, source = fork_footprint(here, transcript)
+            else:  # a verbatim copy: the same window, so the copied usage stands
+                tokens = state.inherited_tokens
         risk = policy.evaluate(tokens, steps, pol)  # a fork is judged on its own steps
         line = policy.badge(tokens, steps, risk, chain=chain, source=source)
         window = _window(payload.get("context_window"))

@@ -130,3 +130,31 @@ def test_every_command_reports_the_same_context_tokens(
     assert "history tokens (counted)" in run_cli(
         "fork", "--transcript", str(t), "--min-chars", "500", cwd=repo.path
     ).stdout
+
+
+def test_a_verbatim_copy_keeps_the_recorded_usage_it_copied(repo: Repo, tmp_path: Path) -> None:
+    """Claude Code's own --fork-session copies lines unchanged (forkedFrom on each): the same
+    window, so the copied usage is still what the next call sends; only steps restart."""
+    t = cc_fixture.write(tmp_path / "src" / f"{cc_fixture.SESSION}.jsonl", repo.path,
+                         context_tokens=30_000)
+    copy = tmp_path / "src" / "88888888-2222-4333-8444-555555555555.jsonl"
+    out = []
+    for raw in t.read_text().splitlines():
+        obj = json.loads(raw)
+        obj["forkedFrom"] = {"sessionId": cc_fixture.SESSION, "messageUuid": obj["uuid"]}
+        obj["sessionId"] = copy.stem
+        out.append(json.dumps(obj, separators=(",", ":")))
+    copy.write_text("\n".join(out) + "\n")
+    st = _status(copy, repo)
+    assert (st["tokens"]["total"], st["tokens"]["source"]) == (30_000, "recorded")
+    assert (st["steps"]["total"], st["steps"]["since_fork"]) == (3, 0)
+    assert _statusline(copy, repo.path, tmp_path).startswith(
+        "[ 🟢 30k tokens | Step 0 · chain 3 | Normal ]"
+    )
+
+
+def test_the_statusline_knows_the_fork_stub_prefix() -> None:
+    from contextfork.harness.fork import STUB_PREFIX
+    from contextfork.telemetry.scan import FOLD_STUB
+
+    assert STUB_PREFIX.encode("utf-8") == FOLD_STUB
