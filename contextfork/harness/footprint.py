@@ -13,8 +13,6 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from contextfork import atomic
-
 TAIL_BYTES = 512 * 1024
 DEFAULT_WARNING = 50_000
 DEFAULT_FORK = 80_000
@@ -151,6 +149,8 @@ def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | 
     level = th.level(tokens)
     rank = LEVELS.index(level)
     if rank != last_rank:
+        from contextfork import atomic  # only on a crossing: tempfile/shutil stay off the path
+
         ensure_state_dir(root)
         atomic.write_json(path, {"session_id": session_id, "warned_level": level, "tokens": tokens})
     return level if rank > last_rank else None

@@ -337,10 +337,22 @@ def on_pre_compact(hook: HookInput) -> dict[str, Any]:
     return {}
 
 
-def on_session_start(hook: HookInput) -> dict[str, Any]:
-    from contextfork.harness.briefs import session_start
+def _nothing_to_offer(hook: HookInput) -> bool:
+    """The common start: no package due to this session (decided with the stdlib alone)."""
+    if hook.root is None or (hook.source or "startup") == "compact":
+        return False
+    from contextfork.harness.pairing import choose
 
-    context, info = session_start(hook)
+    return choose(hook.root, hook.session_id, hook.transcript) is None
+
+
+def on_session_start(hook: HookInput) -> dict[str, Any]:
+    if _nothing_to_offer(hook):
+        context, info = "", {"package": None}  # briefs, package and resume stay unimported
+    else:
+        from contextfork.harness.briefs import session_start
+
+        context, info = session_start(hook)
     log(
         hook.root,
         {
