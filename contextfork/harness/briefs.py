@@ -125,9 +125,14 @@ def compact_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     assert hook.root is not None
     refs = list_packages(hook.root)
     mine = [r for r in refs if _metadata(r.path).get("parent_session_id") == hook.session_id]
-    if not refs:
-        return "", {"package": None}
-    ref = (mine or refs)[-1]
+    if not mine and hook.session_id:  # a fork that compacts before exporting: its fork package
+        from contextfork.harness.pairing import fork_record
+
+        record = fork_record(hook.root, hook.session_id) or {}
+        mine = [r for r in refs if r.package_id == record.get("package_id")]
+    if not mine:
+        return "", {"package": None}  # never another session's package
+    ref = mine[-1]
     check = pkg_api.validate(hook.root, str(ref.path))
     errors = check.data["errors"]
     summary = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")

@@ -148,3 +148,29 @@ def test_session_start_with_nothing_to_offer_imports_nothing_heavy(
     proc = subprocess.run([sys.executable, "-c", code, payload], capture_output=True, text=True,
                           cwd=repo.path, env=clean_env(), check=True)
     assert "HEAVY []" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_after_a_compaction_a_session_gets_its_own_export_never_another_sessions(
+    repo: Repo, tmp_path: Path
+) -> None:
+    a = cc_fixture.write(tmp_path / "src" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    b = cc_fixture.write(tmp_path / "src" / f"{OTHER}.jsonl", repo.path, session=OTHER)
+
+    def run(event: str, sid: str, path: Path, **extra: str) -> str:
+        payload = {"session_id": sid, "transcript_path": str(path), "cwd": str(repo.path),
+                   "hook_event_name": event, **extra}
+        res = run_cli("hook", event, cwd=repo.path, input=json.dumps(payload))
+        assert res.returncode == 0, res.stderr
+        return str(json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]) \
+            if res.stdout else ""
+
+    run("pre-compact", cc_fixture.SESSION, a, trigger="auto")
+    mine = next(p.name for p in (repo.path / ".contextfork" / "packages").iterdir()
+                if p.is_dir())
+    # B compacts but its PreCompact never ran (hook not installed yet, or it failed).
+    assert run("session-start", OTHER, b, source="compact") == ""
+    assert mine in run("session-start", cc_fixture.SESSION, a, source="compact")
+    # A fork that compacts before exporting anything gets its fork package back.
+    fork = _fork(repo, a)
+    ctx = run("session-start", fork["session_id"], Path(fork["fork"]), source="compact")
+    assert fork["package_id"] in ctx
