@@ -21,7 +21,11 @@ _CMD_KEYS = ("command", "cmd")
 
 
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    """Flattened and cut to ``limit``; secrets are scrubbed first, so a cut never leaves part of
+    one behind (a key cut mid-way no longer matches its rule)."""
+    from contextfork.redact import redact_text
+
+    flat = " ".join(redact_text(text)[0].split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

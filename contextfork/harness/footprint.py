@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from contextfork.paths import state_path
+
 TAIL_BYTES = 512 * 1024
 DEFAULT_WARNING = 50_000
 DEFAULT_FORK = 80_000
@@ -132,7 +134,7 @@ def _state_path(root: Path, session_id: str) -> Path:
     from contextfork.sessionids import check_session_id
 
     check_session_id(session_id)  # never a path out of the state dir
-    return root / ".contextfork" / "harness" / f"{session_id}.json"
+    return state_path(root, "harness", f"{session_id}.json")
 
 
 def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | None:

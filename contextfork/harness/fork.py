@@ -24,6 +24,7 @@ from contextfork.envelope import Problem, Result
 from contextfork.errors import IntegrityError, UsageError
 from contextfork.harness.hookrunner import fork_record_path
 from contextfork.hashing import sha256_file, sha256_text
+from contextfork.paths import state_path
 
 STUB_MIN_CHARS = 2_000
 STUB_PREFIX = "[contextfork: tool result folded out of this fork"
@@ -103,7 +104,7 @@ def build_fork(
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
 
-    layout = StoreLayout(repo / ".contextfork" / "cold", check_session_id(orig_id))
+    layout = StoreLayout(state_path(repo, "cold"), check_session_id(orig_id))
     raw: dict[int, tuple[str, int]] = {}
     for step in session.steps:
         for r in step.raw:

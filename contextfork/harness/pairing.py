@@ -41,8 +41,21 @@ def _json(path: Path) -> Any:
         return None
 
 
+def _state_dir(root: Path, *parts: str) -> Path | None:
+    """``.contextfork/<parts>`` when every existing component is a real directory, else None
+    (a committed symlink must not make us read, or offer, files from outside the repo)."""
+    from contextfork.paths import state_path
+
+    try:
+        return state_path(root, *parts)
+    except Exception:  # noqa: BLE001 - UnsafeStateDir: nothing to offer from there
+        return None
+
+
 def _packages(root: Path) -> list[tuple[str, Path]]:
-    base = root / ".contextfork" / "packages"
+    base = _state_dir(root, "packages")
+    if base is None:
+        return []
     try:
         entries = list(os.scandir(base))
     except OSError:
@@ -156,7 +169,9 @@ def choose(root: Path, session_id: str | None, transcript: Path | None) -> Offer
 
 
 def _fork_records(root: Path) -> list[Path]:
-    base = root / ".contextfork" / "harness" / "forks"
+    base = _state_dir(root, "harness", "forks")
+    if base is None:
+        return []
     try:
         return [Path(e.path) for e in os.scandir(base) if e.name.endswith(".json")]
     except OSError:

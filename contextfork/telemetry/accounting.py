@@ -227,6 +227,8 @@ def describe_call(call: ToolCall | None) -> str:
 
 def failed_commands(session: Session) -> list[dict[str, Any]]:
     """Tool results that failed (error flag or non-zero exit), with the call that caused them."""
+    from contextfork.redact import redact_text  # scrubbed before cut: no half secret survives
+
     calls = {c.id: (c, s.index) for s in session.steps for c in s.tool_calls}
     out: list[dict[str, Any]] = []
     for step in session.steps:
@@ -239,9 +241,9 @@ def failed_commands(session: Session) -> list[dict[str, Any]]:
                     "step": call_step,
                     "tool": call.name if call else "unknown",
                     "call_id": r.call_id,
-                    "command": describe_call(call),
+                    "command": redact_text(describe_call(call))[0],
                     "exit_code": r.exit_code,
-                    "error_excerpt": excerpt(r.content) or "(no output)",
+                    "error_excerpt": excerpt(redact_text(r.content)[0]) or "(no output)",
                 }
             )
     return out

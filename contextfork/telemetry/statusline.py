@@ -130,11 +130,13 @@ def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
     the fork's footprint. Our fork record holds the fork's window, counted by the same function
     ``status`` uses (without the record — another clone — the figure is unknown).
     """
+    from contextfork.paths import state_path
+
     sid = transcript.stem
     cur = here
     for _ in range(64):
-        record = cur / ".contextfork" / "harness" / "forks" / f"{sid}.json"
         try:
+            record = state_path(cur, "harness", "forks", f"{sid}.json")
             with open(record, encoding="utf-8") as fh:
                 data = json.load(fh)
             ctx = data.get("context_tokens") if isinstance(data, dict) else None
@@ -143,7 +145,7 @@ def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
                 if isinstance(total, int) and not isinstance(total, bool):
                     return total, str(ctx.get("source") or "counted")
             break
-        except (OSError, ValueError):
+        except Exception:  # noqa: BLE001, S110 - no record here (or an unsafe state dir)
             pass
         if cur.parent == cur:
             break
