@@ -27,7 +27,14 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="With --apply: apply onto another HEAD than the recorded one.")
         ] = False,
         session: Annotated[str | None, typer.Option(help="Session id that resumes.")] = None,
-        mark: Annotated[bool, typer.Option(help="Record the package as consumed.")] = True,
+        mark_consumed: Annotated[
+            bool | None,
+            typer.Option(
+                "--mark-consumed/--no-mark-consumed",
+                help="Record the package as consumed (default: only with --apply), so "
+                "SessionStart no longer offers it to a new session.",
+            ),
+        ] = None,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -36,7 +43,8 @@ def register(app: typer.Typer) -> None:
 
         emit(do_resume(repo_root(repo), package, apply=apply, strict=strict, force=force,
                        allow_different_head=allow_different_head, session_id=session,
-                       mark=mark), json)  # fmt: skip
+                       mark=apply if mark_consumed is None else mark_consumed),
+             json)  # fmt: skip
 
     packages = typer.Typer(help="List, show and clean packages.", no_args_is_help=True)
     app.add_typer(packages, name="packages")

@@ -20,19 +20,18 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
 from contextfork.paths import contained
+from contextfork.sessionids import check_session_id as check_session_id  # re-exported
 
 IPCF_VERSION = "1.1"
 NODE_VERSION = 1
 PROJECTION_VERSION = "ipcf-projection-v2"  # version 1 (ours) is still verified on read
 STEP_MAX = 999_999
-_SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 DEFAULT_POLICY: dict[str, object] = {
     "policy_version": 1,
@@ -66,16 +65,6 @@ def check_step_id(step_id: int) -> int:
     if isinstance(step_id, bool) or not isinstance(step_id, int) or not 1 <= step_id <= STEP_MAX:
         raise UsageError(f"step id {step_id!r} is out of range", hint=f"use 1..{STEP_MAX}")
     return step_id
-
-
-def check_session_id(session_id: str) -> str:
-    """Refuse traversal, absolute paths and odd names before any path is built from them."""
-    if not _SESSION_RE.fullmatch(session_id) or session_id in {".", ".."} or ".." in session_id:
-        raise UsageError(
-            f"session id {session_id!r} is not a plain name",
-            hint="use letters, digits, '.', '_' or '-' (no '/', no '..')",
-        )
-    return session_id
 
 
 def _walk_up_for_git(start: Path) -> Path | None:

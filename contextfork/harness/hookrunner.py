@@ -21,10 +21,7 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +39,33 @@ _EVENT_NAMES = {
 _ALIASES = {v.lower(): k for k, v in _EVENT_NAMES.items()} | {k: k for k in _EVENT_NAMES}
 
 
-@dataclass
 class HookInput:
-    event: str
-    harness: str
-    cwd: Path
-    root: Path | None
-    session_id: str | None = None
-    transcript: Path | None = None
-    prompt: str = ""
-    source: str | None = None
-    trigger: str | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
+    """One hook call, normalized (a plain class: ``dataclasses`` imports ``inspect``, ~20 ms
+    that every SessionStart and prompt would pay)."""
+
+    def __init__(
+        self,
+        event: str,
+        harness: str,
+        cwd: Path,
+        root: Path | None,
+        session_id: str | None = None,
+        transcript: Path | None = None,
+        prompt: str = "",
+        source: str | None = None,
+        trigger: str | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> None:
+        self.event = event
+        self.harness = harness
+        self.cwd = cwd
+        self.root = root
+        self.session_id = session_id
+        self.transcript = transcript
+        self.prompt = prompt
+        self.source = source
+        self.trigger = trigger
+        self.raw: dict[str, Any] = {} if raw is None else raw
 
 
 def _str(v: Any) -> str | None:
@@ -78,8 +90,8 @@ def _session_id(v: Any) -> str | None:
     Paths under ``.contextfork/`` are built from it (warning state, fork records, the cold store),
     so hostile input must never reach them.
     """
-    from contextfork.cold.layout import check_session_id
     from contextfork.errors import UsageError
+    from contextfork.sessionids import check_session_id
 
     sid = _str(v)
     if sid is None:
@@ -113,6 +125,8 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
     if root is None:
         return
     try:
+        from datetime import UTC, datetime
+
         from contextfork import atomic
         from contextfork.harness.footprint import ensure_state_dir
 
@@ -170,7 +184,7 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
 
 def fork_record_path(root: Path, session_id: str) -> Path:
     """Where ``contextfork fork`` records which session a fork continues."""
-    from contextfork.cold.layout import check_session_id
+    from contextfork.sessionids import check_session_id
 
     check_session_id(session_id)
     return state_path(root, "harness", "forks", f"{session_id}.json")
@@ -188,11 +202,14 @@ def parent_session(root: Path, session_id: str) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-def _store_sessions(root: Path, session_id: str) -> list[str]:
-    """This session's store, then the one it was forked from (its stubs point there)."""
+def _store_sessions(root: Path, session_id: str, max_hops: int = 8) -> list[str]:
+    """This session's store, then those it was forked from, up the chain (a fork of a fork
+    keeps the first fork's stubs, which point at the original session's store)."""
     out = [session_id]
-    parent = parent_session(root, session_id)
-    if parent and parent not in out:
+    while len(out) <= max_hops:
+        parent = parent_session(root, out[-1])
+        if not parent or parent in out:
+            break
         out.append(parent)
     return out
 
@@ -320,10 +337,22 @@ def on_pre_compact(hook: HookInput) -> dict[str, Any]:
     return {}
 
 
-def on_session_start(hook: HookInput) -> dict[str, Any]:
-    from contextfork.harness.briefs import session_start
+def _nothing_to_offer(hook: HookInput) -> bool:
+    """The common start: no package due to this session (decided with the stdlib alone)."""
+    if hook.root is None or (hook.source or "startup") == "compact":
+        return False
+    from contextfork.harness.pairing import choose
 
-    context, info = session_start(hook)
+    return choose(hook.root, hook.session_id, hook.transcript) is None
+
+
+def on_session_start(hook: HookInput) -> dict[str, Any]:
+    if _nothing_to_offer(hook):
+        context, info = "", {"package": None}  # briefs, package and resume stay unimported
+    else:
+        from contextfork.harness.briefs import session_start
+
+        context, info = session_start(hook)
     log(
         hook.root,
         {
@@ -403,6 +432,7 @@ def main(argv: list[str]) -> int:
     except BaseException as err:  # noqa: BLE001 - a hook must never block the harness
         if isinstance(err, KeyboardInterrupt):
             return 0
+        import traceback
         log(
             root,
             {

@@ -73,7 +73,8 @@ def test_status_json_of_a_real_session_validates_and_reports_recorded_tokens(
     tok = data["tokens"]
     assert (tok["total"], tok["source"]) == (77334, "recorded")
     assert sum(tok["breakdown"].values()) == 77334 and tok["scaled_to_recorded"]
-    assert data["steps"] == {"total": 152, "since_compaction": 50, "tool_calls": 186, "tool_errors": 7}
+    assert data["steps"] == {"total": 152, "since_compaction": 50, "tool_calls": 186, "tool_errors": 7,
+                             "since_fork": None}
     assert data["compactions"][0]["pre_tokens"] == 167094
     assert data["billing"]["method"] == "ccusage" and data["billing"]["output_tokens"] == 38908
     assert data["risk"]["level"] == "critical" and data["git"] is None
