@@ -23,6 +23,10 @@ MARKER = "contextfork-managed-hook: v1"
 HOOKS = ("pre-commit", "post-commit")
 CONFIG = "git-hooks.json"
 PENDING = "hooks/pending-note.txt"  # the note text itself; post-commit attaches it verbatim
+# Which commit attempt the pending note belongs to: "<git pid or -> <tree of the index being
+# committed>". post-commit attaches the note only to that attempt's commit, so a note left by an
+# aborted attempt never reaches a later `git commit --no-verify` (which skips pre-commit).
+PENDING_KEY = "hooks/pending-note.key"
 NOTE_KEY = "contextfork-checkpoint"
 
 
@@ -81,6 +85,7 @@ def _render(hook: str, strict: bool) -> str:
         f"git-{hook}.sh.j2", marker=MARKER, hook=hook, strict=strict,
         python=shlex.quote(sys.executable), version=__version__,
         pending=shlex.quote(f"{STATE_DIR}/{PENDING}"), notes_ref=NOTES_REF,
+        pending_key=shlex.quote(f"{STATE_DIR}/{PENDING_KEY}"),
     )  # fmt: skip
 
 
@@ -178,6 +183,7 @@ def pre_commit(root: Path) -> str:
     # A note left by an earlier attempt (aborted commit, failed checkpoint) names another state:
     # drop it first, so post-commit never attaches it to this commit.
     (_state_dir(root) / PENDING).unlink(missing_ok=True)
+    (_state_dir(root) / PENDING_KEY).unlink(missing_ok=True)
     cfg = load_config(root)
     out = export(root, ExportOptions(trigger="pre-commit", session_id=session_from_env()))
     pending = {
@@ -185,10 +191,42 @@ def pre_commit(root: Path) -> str:
         "manifest_sha256": sha256_file(out.path / "manifest.json")[0],
         "package_sha256": out.manifest["package_sha256"],
     }
+    atomic.write_text(_state_dir(root) / PENDING_KEY, _attempt_key(root))
     atomic.write_text(_state_dir(root) / PENDING, note_text(pending))
     keep = cfg.get("keep_checkpoints", 20)
     prune_checkpoints(root, keep if isinstance(keep, int) else 20)
     return out.package_id
+
+
+def _git_pid() -> str:
+    """The pid of the `git commit` running this hook, as the installed script passes it."""
+    pid = os.environ.get("CONTEXTFORK_GIT_PID", "")
+    return pid if pid.isdigit() else "-"
+
+
+def _attempt_key(root: Path) -> str:
+    from contextfork import gitstate
+
+    # git gives hooks a temporary index inside the git dir for `commit -a` / `commit PATH`;
+    # anything else in GIT_INDEX_FILE is not followed (see _hook_root).
+    given = os.environ.get("GIT_INDEX_FILE")
+    gdir = gitstate.git_dir(root).resolve()
+    index = Path(root, given).resolve() if given else None
+    if index is not None and not (index.is_file() and index.parent == gdir):
+        index = None
+    tree = gitstate.index_tree(root, str(index) if index else None) or "-"
+    return f"{_git_pid()} {tree}\n"
+
+
+def _key_matches(root: Path, key: str) -> bool:
+    """Was the pending note written for the commit now at HEAD (same tree, same git process)?"""
+    from contextfork import gitstate
+
+    pid, _, tree = key.strip().partition(" ")
+    head_tree = gitstate.run(root, ["rev-parse", "-q", "--verify", "HEAD^{tree}"], check=False)
+    if not tree or tree != head_tree.stdout.decode().strip():
+        return False
+    return pid == "-" or _git_pid() in ("-", pid)
 
 
 def note_text(pending: dict[str, str]) -> str:
@@ -216,16 +254,24 @@ def post_commit(root: Path) -> str | None:
     """
     from contextfork import gitstate
 
-    pending_file = _state_dir(root) / PENDING
+    pending_file, key_file = _state_dir(root) / PENDING, _state_dir(root) / PENDING_KEY
     try:
         text = pending_file.read_text(encoding="utf-8")
     except OSError:
         return None
+    try:
+        key = key_file.read_text(encoding="utf-8")
+    except OSError:
+        key = ""
     head = gitstate.resolve_commit(root, "HEAD")
-    if head is None or NOTE_KEY not in parse_note(text):
+    if head is None or NOTE_KEY not in parse_note(text) or not _key_matches(root, key):
+        # Another attempt's checkpoint (aborted commit, --no-verify): never attach it.
+        pending_file.unlink(missing_ok=True)
+        key_file.unlink(missing_ok=True)
         return None
     gitstate.add_note(root, head, text)
     os.unlink(pending_file)
+    key_file.unlink(missing_ok=True)
     return parse_note(text)[NOTE_KEY]
 
 

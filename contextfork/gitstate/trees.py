@@ -73,6 +73,14 @@ def worktree_tree_sha(root: Path) -> str:
     return finish_worktree_tree(proc, idx)
 
 
+def index_tree(root: Path, index_file: str | None = None) -> str | None:
+    """Tree SHA of an index (the one git is committing when ``index_file`` comes from a hook's
+    GIT_INDEX_FILE); None when it cannot be written (unmerged entries)."""
+    env = {"GIT_INDEX_FILE": str(Path(root, index_file))} if index_file else None
+    proc = run(root, ["write-tree"], env=env, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
 def apply_check(root: Path, base: str | None, patch: bytes) -> str | None:
     """Does ``patch`` apply to commit ``base`` (not to the live work tree)? None when it does.
 
