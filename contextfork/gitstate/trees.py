@@ -8,7 +8,16 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from contextfork.gitstate.core import _PINNED, _decode_err, finish, git_dir, git_env, out, run
+from contextfork.gitstate.core import (
+    _PINNED,
+    _decode_err,
+    common_dir,
+    finish,
+    git_dir,
+    git_env,
+    out,
+    run,
+)
 from contextfork.gitstate.status import status
 
 
@@ -81,37 +90,49 @@ def index_tree(root: Path, index_file: str | None = None) -> str | None:
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
-def apply_check(root: Path, base: str | None, patch: bytes) -> str | None:
-    """Does ``patch`` apply to commit ``base`` (not to the live work tree)? None when it does.
+def apply_check(
+    root: Path, base: str | None, patch: bytes, modes_of: list[str] | None = None
+) -> tuple[str | None, dict[str, str]]:
+    """Does ``patch`` apply to commit ``base`` (not to the live work tree)? (error or None, modes).
 
     Checked against a temporary index read from ``base`` so local edits cannot mask a problem.
+    When it applies, ``modes`` gives the mode each path of ``modes_of`` has *after* the patch
+    (e.g. '120000' where a rename or copy turns a name into a symlink). The blobs the patch
+    creates go to a throw-away object directory, so validating never adds objects to the repo.
     """
     if not patch.strip():
-        return None
-    gdir = git_dir(root)
+        return None, (ls_tree_modes(root, base, modes_of or []) if base else {})
+    where = run(root, ["rev-parse", "--absolute-git-dir", "--git-path", "objects"]).stdout
+    lines = where.decode("utf-8", "surrogateescape").split("\n")
+    if len(lines) == 3:
+        gdir, real_objs = Path(lines[0]), Path(root, lines[1])
+    else:  # a newline inside a path: ask one question at a time
+        gdir, real_objs = git_dir(root), common_dir(root) / "objects"
     fd, idx = tempfile.mkstemp(prefix="contextfork-check-", dir=gdir)
     os.close(fd)
     os.unlink(idx)
-    env = {"GIT_INDEX_FILE": idx}
+    objs = tempfile.mkdtemp(prefix="contextfork-objs-", dir=gdir)
+    env = {
+        "GIT_INDEX_FILE": idx,
+        "GIT_OBJECT_DIRECTORY": objs,
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real_objs.resolve()),
+    }
     try:
-        if base:
-            run(root, ["read-tree", base], env=env)
-        else:
-            run(root, ["read-tree", "--empty"], env=env)
-        proc = run(
-            root,
-            ["apply", "--cached", "--check", "--binary", "-"],
-            input=patch,
-            env=env,
-            check=False,
-        )
+        run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
+        proc = run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env, check=False)
         if proc.returncode != 0:
-            return _decode_err(proc.stderr)
-        return None
+            return _decode_err(proc.stderr), {}
+        modes: dict[str, str] = {}
+        if modes_of:
+            listing = run(root, ["ls-files", "-s", "-z", "--", *modes_of], env=env).stdout
+            for rec in listing.split(b"\0"):
+                meta, _, name = rec.partition(b"\t")
+                if name:
+                    modes[name.decode("utf-8", "surrogateescape")] = meta.split(b" ")[0].decode()
+        return None, modes
     finally:
-        for p in (idx, idx + ".lock"):
-            if os.path.exists(p):
-                os.unlink(p)
+        remove_index(idx)
+        shutil.rmtree(objs, ignore_errors=True)
 
 
 def ls_tree_modes(root: Path, rev: str, paths: list[str]) -> dict[str, str]:

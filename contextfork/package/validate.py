@@ -208,6 +208,15 @@ def _check_untracked(
                 )
 
 
+def _ancestors(rel: str) -> list[str]:
+    parts = PurePosixPath(rel).parts
+    return [str(PurePosixPath(*parts[:i])) for i in range(1, len(parts))]
+
+
+def _parents(targets: list[str]) -> list[str]:
+    return sorted({a for t in targets if not unsafe_reason(t) for a in _ancestors(t)})
+
+
 def _check_patch(
     root: Path | None,
     pkg: Path,
@@ -238,14 +247,7 @@ def _check_patch(
         and meta.head
         and gitstate.commit_exists(root, meta.head)
     ):
-        parents = sorted(
-            {
-                str(PurePosixPath(*PurePosixPath(t).parts[:i]))
-                for t in all_targets
-                if not unsafe_reason(t)
-                for i in range(1, len(PurePosixPath(t).parts))
-            }
-        )
+        parents = _parents(all_targets)
         modes = gitstate.ls_tree_modes(root, meta.head, parents)
         symlinks |= {p for p, m in modes.items() if m == "120000"}
     for t in all_targets:
@@ -270,7 +272,14 @@ def _check_patch(
         return
     if parse_err:
         return
-    apply_err = gitstate.apply_check(root, meta.head, patch)
+    apply_err, after = gitstate.apply_check(root, meta.head, patch, _parents(all_targets))
+    # A rename or copy of a committed symlink carries no symlink mode in the patch text: look at
+    # what each parent *is* once the patch is applied (resume --apply would refuse it there).
+    reported = {p.path for p in problems if p.code == "unsafe_path"}
+    for t in all_targets:
+        through = next((q for q in _ancestors(t) if after.get(q) == "120000"), None)
+        if through and t not in reported:
+            problems.append(_err("unsafe_path", f"would be written through symlink {through!r}", t))
     if apply_err:
         problems.append(
             _err(
