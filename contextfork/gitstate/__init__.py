@@ -67,6 +67,7 @@ from contextfork.gitstate.trees import (
     remove_index,
     start_worktree_tree,
     submodule_paths,
+    sweep_stale_temps,
     worktree_tree_sha,
 )
 
@@ -123,6 +124,7 @@ __all__ = [
     "status",
     "status_args",
     "submodule_paths",
+    "sweep_stale_temps",
     "update_ref",
     "worktree_tree_sha",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -34,7 +35,7 @@ def diff_patch(root: Path, base: str) -> bytes:
 
 
 def _tmp_index(root: Path, gdir: Path) -> str:
-    fd, path = tempfile.mkstemp(prefix="contextfork-index-", dir=gdir)
+    fd, path = tempfile.mkstemp(prefix=f"contextfork-index-{os.getpid()}-", dir=gdir)
     os.close(fd)
     src = gdir / "index"
     if src.exists():
@@ -61,6 +62,36 @@ def start_worktree_tree(root: Path, gdir: Path) -> tuple[subprocess.Popen[bytes]
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     return proc, idx
+
+
+_TEMP_PREFIXES = ("contextfork-index-", "contextfork-check-", "contextfork-lc-", "contextfork-objs-")
+
+
+def sweep_stale_temps(gdir: Path) -> list[str]:
+    """Remove temporary indexes (and object dirs) that killed runs left in the git dir.
+
+    Names carry the owner's pid; only a dead owner's, or an old one's, are removed.
+    """
+    from contextfork.atomic import is_stale, owner_pid
+
+    removed: list[str] = []
+    try:
+        names = os.listdir(gdir)
+    except OSError:
+        return removed
+    for name in names:
+        prefix = next((p for p in _TEMP_PREFIXES if name.startswith(p)), None)
+        if prefix is None:
+            continue
+        path = gdir / name
+        if is_stale(path, owner_pid(name, prefix)):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            removed.append(name)
+    return removed
 
 
 def remove_index(idx: str) -> None:
@@ -108,10 +139,10 @@ def apply_check(
         gdir, real_objs = Path(lines[0]), Path(root, lines[1])
     else:  # a newline inside a path: ask one question at a time
         gdir, real_objs = git_dir(root), common_dir(root) / "objects"
-    fd, idx = tempfile.mkstemp(prefix="contextfork-check-", dir=gdir)
+    fd, idx = tempfile.mkstemp(prefix=f"contextfork-check-{os.getpid()}-", dir=gdir)
     os.close(fd)
     os.unlink(idx)
-    objs = tempfile.mkdtemp(prefix="contextfork-objs-", dir=gdir)
+    objs = tempfile.mkdtemp(prefix=f"contextfork-objs-{os.getpid()}-", dir=gdir)
     env = {
         "GIT_INDEX_FILE": idx,
         "GIT_OBJECT_DIRECTORY": objs,
@@ -196,7 +227,7 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
 
 
 def _new_index_path(root: Path) -> str:
-    fd, idx = tempfile.mkstemp(prefix="contextfork-lc-", dir=git_dir(root))
+    fd, idx = tempfile.mkstemp(prefix=f"contextfork-lc-{os.getpid()}-", dir=git_dir(root))
     os.close(fd)
     os.unlink(idx)
     return idx

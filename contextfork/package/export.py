@@ -24,6 +24,7 @@ from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
 from contextfork.package.store import new_package_id, packages_dir, utc_now_iso
 from contextfork.paths import unsafe_reason
+from contextfork.testhooks import kill_point
 
 MANIFEST_VERSION = "1.2"
 DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file
@@ -192,10 +193,14 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     p_diff = gitstate.start(root, gitstate.diff_args("HEAD"))
     p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir)
     try:
+        # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
+        atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
+        gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(gitstate.finish(p_status, "status"))
         with atomic.staging_dir(packages_dir(root)) as staging:
             package_id = new_package_id()
             um = _capture_untracked(root, st.untracked, set(st.undecodable), staging, opts)
+            kill_point("export:staged")
             if st.oid is None:
                 p_diff.communicate()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
