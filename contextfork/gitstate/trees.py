@@ -22,16 +22,17 @@ from contextfork.gitstate.core import (
 from contextfork.gitstate.status import status
 
 
-def diff_args(base: str) -> list[str]:
-    """Staged + unstaged changes of tracked paths against ``base`` as an exact binary patch."""
+def diff_args(base: str, *, cached: bool = False) -> list[str]:
+    """Staged + unstaged changes of tracked paths against ``base`` as an exact binary patch
+    (``cached``: the staged changes only, i.e. the index against ``base``)."""
     return [
-        "diff", base, "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
+        "diff", *(["--cached"] if cached else []), base, "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
         "--no-renames", "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/",
     ]  # fmt: skip
 
 
-def diff_patch(root: Path, base: str) -> bytes:
-    return run(root, diff_args(base)).stdout
+def diff_patch(root: Path, base: str, *, cached: bool = False) -> bytes:
+    return run(root, diff_args(base, cached=cached)).stdout
 
 
 def _tmp_index(root: Path, gdir: Path) -> str:
@@ -316,13 +317,28 @@ def diff_trees(root: Path, a: str, b: str) -> list[tuple[str, str]]:
     ]
 
 
-def apply_to_worktree(root: Path, patch: bytes, *, check_only: bool = False) -> str | None:
-    """Apply a binary patch to the work tree and the index; git's own error line, or None."""
+def apply_to_worktree(
+    root: Path, patch: bytes, *, check_only: bool = False, target: str = "both"
+) -> str | None:
+    """Apply a binary patch to the work tree and the index (``target`` "both"), the work tree
+    only ("worktree") or the index only ("index"); git's own error line, or None."""
     if not patch.strip():
         return None
-    args = ["apply", "--index", "--binary", *(["--check"] if check_only else []), "-"]
+    where = {"both": ["--index"], "worktree": [], "index": ["--cached"]}[target]
+    args = ["apply", *where, "--binary", *(["--check"] if check_only else []), "-"]
     proc = run(root, args, input=patch, check=False)
     return None if proc.returncode == 0 else _decode_err(proc.stderr)
+
+
+def refresh_index(root: Path) -> None:
+    """Re-stat the index after files were written behind git's back (no content change)."""
+    run(root, ["update-index", "-q", "--refresh"], check=False)
+
+
+def reset_index(root: Path, tree: str) -> None:
+    """Make the index exactly ``tree`` again (the work tree is not touched)."""
+    run(root, ["read-tree", tree])
+    refresh_index(root)
 
 
 def is_dirty(root: Path) -> list[str]:

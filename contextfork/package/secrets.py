@@ -55,6 +55,8 @@ def scan_package(pkg: Path) -> dict[str, list[str]]:
         if kinds:
             out[rel] = sorted(kinds)
     out.update(scan_patch(pkg / "git_diff.patch"))
+    for key, staged in scan_patch(pkg / "git_index.patch").items():  # the staged versions
+        out[key] = sorted(set(out.get(key, [])) | set(staged))
     return out
 
 

@@ -290,6 +290,31 @@ def _check_patch(
         )
 
 
+def _check_index_patch(
+    root: Path | None, pkg: Path, meta: SessionMetadata | None, problems: list[Problem]
+) -> None:
+    """``git_index.patch`` (the staged changes; absent in packages from before it existed)."""
+    rel = "git_index.patch"
+    if not (pkg / rel).is_file():
+        return
+    patch = (pkg / rel).read_bytes()
+    paths, _links, parse_err = gitstate.patch_paths(root or pkg, patch)
+    if parse_err:
+        problems.append(_err("patch_invalid", f"git cannot parse the patch: {parse_err}", rel))
+        return
+    for p in paths:
+        reason = unsafe_reason(p)
+        if reason:
+            problems.append(_err("unsafe_path", f"patch path refused: {reason}", p))
+    if root is None or meta is None or (meta.head and not gitstate.commit_exists(root, meta.head)):
+        return
+    apply_err, _modes = gitstate.apply_check(root, meta.head, patch)
+    if apply_err:
+        problems.append(
+            _err("patch_does_not_apply", f"staged patch does not apply to recorded HEAD: {apply_err}", rel)
+        )
+
+
 def validate_package(pkg: Path, root: Path | None, *, strict: bool = False) -> Validation:
     problems: list[Problem] = []
     if not pkg.is_dir():
@@ -313,6 +338,7 @@ def validate_package(pkg: Path, root: Path | None, *, strict: bool = False) -> V
         _check_untracked(pkg, um, manifest, problems)
         problems += secrets_mod.problems(secrets_mod.scan_package(pkg))
     _check_patch(root, pkg, meta, um, problems)
+    _check_index_patch(root, pkg, meta, problems)
     raw_handoff = _load_json(pkg, "handoff.json", [])
     if raw_handoff is not None:
         sev: Severity = "error" if strict else "warning"
