@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,26 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+
+
+def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    """Like ``write_bytes`` for content produced piece by piece (never held whole in memory)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with _temp_then_replace(tmp, path), os.fdopen(fd, "wb") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def move_aside(path: Path, suffix: str) -> Path:
+    """Rename ``path`` to ``<path><suffix>`` (replacing an older one), e.g. a corrupt file kept
+    for inspection while a fresh one is built."""
+    aside = path.with_name(path.name + suffix)
+    os.replace(path, aside)
+    fsync_dir(path.parent)
+    return aside
 
 
 def write_text(path: Path, text: str, *, mode: int | None = None) -> None:

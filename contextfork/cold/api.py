@@ -21,11 +21,12 @@ from contextfork.cold.layout import (
     default_session,
     layout_at,
     layout_for,
+    policy_differences,
     policy_sha256,
     store_lock,
 )
-from contextfork.cold.store import fold_node, load_policy, read_node
-from contextfork.envelope import Result
+from contextfork.cold.store import fold_node, load_policy, policy_notice, read_node
+from contextfork.envelope import Problem, Result
 from contextfork.errors import NotFoundError, UsageError
 
 
@@ -138,14 +139,14 @@ def scan(
     with store_lock(layout):
         state = begin_turn(layout)
         budget = min(int(policy["per_call_token_cap"]), int(policy["per_turn_token_cap"]))
+        blocks = []
         with idx.opened(layout) as conn:
             sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)))
-        blocks = []
-        state["calls"] = 1
-        for pick in sel.picks:
-            node = read_node(layout, pick.step_id)
-            blocks.append(render_block(node, body_of(node, pick.mode), pick.mode))
-            record(state, pick.step_id, pick.tokens, pick.mode)
+            state["calls"] = 1
+            for pick in sel.picks:
+                node = read_node(layout, pick.step_id, conn=conn)
+                blocks.append(render_block(node, body_of(node, pick.mode), pick.mode))
+                record(state, pick.step_id, pick.tokens, pick.mode)
         save_turn(layout, state)
     data = {
         "session_id": layout.session_id,
@@ -157,6 +158,7 @@ def scan(
         "uncovered_terms": sel.uncovered,
         "tokens": sel.tokens,
         "budget": {"per_call": policy["per_call_token_cap"], "per_turn": policy["per_turn_token_cap"]},
+        "policy_differs": policy_differences(policy),
         "context": "".join(blocks),
     }
     lines = [f"turn {state['turn']}: hydrated {len(sel.picks)} step(s), {sel.tokens} tokens"]
@@ -191,7 +193,10 @@ def hydrate(
     with idx.opened(layout) as conn:
         row = idx.node_rows(conn, [step_id]).get(step_id)
     data["superseded_by"] = row["superseded_by"] if row else None
-    return Result("fold hydrate", data=data, text=data["content"])
+    notice = policy_notice(policy)
+    data["policy_differs"] = policy_differences(policy)
+    problems = [Problem("warning", "policy_not_default", notice, "hydration_policy.json")] if notice else []
+    return Result("fold hydrate", data=data, text=data["content"], problems=problems)
 
 
 def evict(
@@ -238,10 +243,14 @@ def status(
             "hydrated": [int(h["step_id"]) for h in state["hydrated"]],
             "turn_tokens_used": state["tokens_used"],
             "policy": {"per_call_token_cap": policy["per_call_token_cap"],
-                       "per_turn_token_cap": policy["per_turn_token_cap"]}}
+                       "per_turn_token_cap": policy["per_turn_token_cap"],
+                       "differs_from_default": policy_differences(policy)}}
     text = (f"session {layout.session_id}: {count} nodes (last step {last}), {tokens} tokens folded, "
             f"{stored} bytes, {superseded} superseded; turn {state['turn']} hydrated "
             f"{data['hydrated'] or 'nothing'}; recall_index.json {'fresh' if fresh else 'stale'}")
+    notice = policy_notice(policy)
+    if notice:
+        text += f"\n{notice}"
     return Result("fold status", data=data, text=text)
 
 
@@ -263,36 +272,24 @@ def validate(
 
 
 def rebuild_index(
-    *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
+    *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
+    discard_old: bool = False,
 ) -> Result:
-    """Recreate index.sqlite3 and recall_index.json from the verified node files."""
-    from contextfork.cold.node import verify_node
-    from contextfork.cold.store import ensure_policy, node_files
+    """Recreate index.sqlite3 and recall_index.json from the verified node files (see
+    ``cold.rebuild``; ``discard_old``: ``fold index --rebuild``)."""
+    from contextfork.cold.rebuild import rebuild
 
     layout = _existing(repo, session, store_dir)
-    skipped: list[str] = []
-    with store_lock(layout):
-        policy = ensure_policy(layout)
-        with idx.opened(layout) as conn:
-            with idx.transaction(conn):
-                idx.clear(conn)
-                for path in node_files(layout):
-                    if path.is_symlink() or not path.name.startswith("step_"):
-                        skipped.append(path.name)
-                        continue
-                    try:
-                        node = verify_node(path.read_bytes(), where=path.name,
-                                           step_id=int(path.stem.split("_")[1]))
-                    except Exception:  # noqa: BLE001 - reported, never indexed
-                        skipped.append(path.name)
-                        continue
-                    idx.add_node(conn, node)
-            count = idx.node_count(conn)
-            idx.export_ipcf_view(conn, layout, policy_sha256(policy))
-    return Result("fold index", data={"nodes": count, "skipped": skipped,
+    out = rebuild(layout, discard_old=discard_old)
+    lines = []
+    if out.discarded:
+        lines.append(f"index.sqlite3 was unreadable: moved aside to {Path(out.discarded).name}")
+    verb = "rebuilt the index from the verified node files: indexed" if discard_old else "indexed"
+    lines.append(f"{verb} {out.nodes} nodes; skipped {len(out.skipped)}; wrote recall_index.json")
+    return Result("fold index", data={"nodes": out.nodes, "skipped": out.skipped,
+                                      "discarded": out.discarded, "rebuilt": discard_old,
                                       "recall_index": str(layout.recall_index)},
-                  text=f"indexed {count} nodes; skipped {len(skipped)}; wrote recall_index.json",
-                  exit_code=3 if skipped else 0)
+                  text="\n".join(lines), exit_code=3 if out.skipped else 0)
 
 
 class _null:
