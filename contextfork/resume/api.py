@@ -62,6 +62,17 @@ def resume(
             text=f"Package {ref.package_id} {what}; refusing to resume it.",
         )
     meta, um, handoff = _load(ref.path)
+    if not apply:
+        from contextfork.resume import journal
+
+        pending = journal.load(root)
+        if pending is not None:
+            problems.append(Problem(
+                "warning", "apply_interrupted",
+                f"an interrupted `resume --apply` of package {pending.get('package_id')} left this "
+                "checkout half-restored: finish it with `resume --apply` or undo it with "
+                "`resume --rollback`",
+            ))  # fmt: skip
     applied = None
     if apply:
         applied = apply_mod.apply_package(

@@ -21,10 +21,12 @@ from contextfork import atomic, gitstate
 from contextfork.errors import IntegrityError
 from contextfork.package.store import contextfork_dir, utc_now_iso
 from contextfork.paths import safe_join, symlink_in_parents
+from contextfork.testhooks import kill_point
 
 JOURNAL_DIR = "apply-journal"
 JOURNAL_FILE = "journal.json"
 JOURNAL_VERSION = 1
+STAGING_PREFIX = ".staging-journal-"
 
 
 def journal_dir(root: Path) -> Path:
@@ -88,7 +90,8 @@ def begin(root: Path, paths: list[str], info: dict[str, Any]) -> None:
     unique = sorted(set(paths))
     parent = contextfork_dir(root)
     gitstate.ensure_excluded(root)
-    with atomic.staging_dir(parent, prefix=".staging-journal-") as staging:
+    atomic.sweep_stale(parent, (STAGING_PREFIX,))  # a journal whose writer was killed
+    with atomic.staging_dir(parent, prefix=STAGING_PREFIX) as staging:
         entries = [_entry(root, rel, staging, n) for n, rel in enumerate(unique)]
         doc = {
             "journal_version": JOURNAL_VERSION,
@@ -100,6 +103,7 @@ def begin(root: Path, paths: list[str], info: dict[str, Any]) -> None:
             **info,
         }
         atomic.write_into(staging, JOURNAL_FILE, atomic.dump_json_bytes(doc))
+        kill_point("apply:journal-staged")
         atomic.publish_dir(staging, journal_dir(root))
 
 

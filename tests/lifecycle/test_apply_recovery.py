@@ -88,6 +88,8 @@ def test_a_rerun_finishes_an_apply_killed_between_its_phases(tmp_path: Path, poi
     killed = _apply(clone, pkg, kill_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert (clone / JOURNAL / "journal.json").is_file()
+    brief = run_cli("resume", str(pkg), "--no-mark", cwd=clone)
+    assert "interrupted `resume --apply`" in brief.stdout + brief.stderr
     if point != "apply:journaled":
         assert _status(clone) != _status(repo.path)  # really half-applied
     done = _apply(clone, pkg)
@@ -123,3 +125,17 @@ def test_an_interrupted_apply_of_another_package_blocks_a_new_apply(tmp_path: Pa
     res = _apply(clone, other)
     assert res.returncode == 5
     assert "--rollback" in res.stderr and len(res.stderr.strip().splitlines()) <= 2
+
+
+def test_a_kill_while_the_journal_is_written_changes_nothing_and_is_swept(tmp_path: Path) -> None:
+    repo = _work_repo(tmp_path)
+    pkg = export(repo.path, ExportOptions(goal="x")).path
+    clone = _clone(repo, tmp_path)
+    assert _apply(clone, pkg, kill_at="apply:journal-staged").returncode == -signal.SIGKILL
+    assert not (clone / JOURNAL).exists() and _status(clone) == ""
+    left = [p for p in (clone / ".contextfork").iterdir() if p.name.startswith(".staging-journal-")]
+    assert left  # the half-written journal, invisible as a journal
+    done = _apply(clone, pkg)
+    assert done.returncode == 0, done.stderr
+    assert _status(clone) == _status(repo.path)
+    assert not [p for p in (clone / ".contextfork").iterdir() if p.name.startswith(".staging-")]
