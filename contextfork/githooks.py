@@ -210,9 +210,8 @@ def _attempt_key(root: Path) -> str:
     # git gives hooks a temporary index inside the git dir for `commit -a` / `commit PATH`;
     # anything else in GIT_INDEX_FILE is not followed (see _hook_root).
     given = os.environ.get("GIT_INDEX_FILE")
-    gdir = gitstate.git_dir(root).resolve()
     index = Path(root, given).resolve() if given else None
-    if index is not None and not (index.is_file() and index.parent == gdir):
+    if index is not None and not (index.is_file() and index.parent == gitstate.git_dir(root).resolve()):
         index = None
     tree = gitstate.index_tree(root, str(index) if index else None) or "-"
     return f"{_git_pid()} {tree}\n"

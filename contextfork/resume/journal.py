@@ -90,7 +90,7 @@ def begin(root: Path, paths: list[str], info: dict[str, Any]) -> None:
     unique = sorted(set(paths))
     parent = contextfork_dir(root)
     gitstate.ensure_excluded(root)
-    atomic.sweep_stale(parent, (STAGING_PREFIX,))  # a journal whose writer was killed
+    atomic.sweep_stale(parent, (STAGING_PREFIX, ".trash-"))  # left by a killed writer/remover
     with atomic.staging_dir(parent, prefix=STAGING_PREFIX) as staging:
         entries = [_entry(root, rel, staging, n) for n, rel in enumerate(unique)]
         doc = {
