@@ -120,6 +120,7 @@ def _restore(root: Path, jdir: Path, e: dict[str, Any]) -> str | None:
             return f"{rel}: below the symlink {through!r}"
         with contextlib.suppress(OSError):
             os.unlink(root / through)  # the patch made that link; it was not there before
+    _drop_temps(full)
     if e["before"] == "other":
         return None
     if os.path.lexists(full) and full.is_dir() and not full.is_symlink():
@@ -133,6 +134,19 @@ def _restore(root: Path, jdir: Path, e: dict[str, Any]) -> str | None:
         data = (jdir / str(e["backup"])).read_bytes()
         atomic.write_bytes(full, data, mode=int(e["mode"]))
     return None
+
+
+def _drop_temps(full: Path) -> None:
+    """Temp files ``atomic.write_bytes``/``write_symlink`` leave beside ``full`` when killed
+    (``.<name>.<random>.tmp``, ``.<name>.<pid>.lnk.tmp``)."""
+    try:
+        names = os.listdir(full.parent)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(f".{full.name}.") and name.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                os.unlink(full.parent / name)
 
 
 def rollback(root: Path) -> dict[str, Any] | None:

@@ -139,3 +139,17 @@ def test_a_kill_while_the_journal_is_written_changes_nothing_and_is_swept(tmp_pa
     assert done.returncode == 0, done.stderr
     assert _status(clone) == _status(repo.path)
     assert not [p for p in (clone / ".contextfork").iterdir() if p.name.startswith(".staging-")]
+
+
+def test_a_rerun_removes_the_temp_file_of_a_snapshot_write_that_was_killed(tmp_path: Path) -> None:
+    """A kill inside an atomic write leaves `.<name>.<random>.tmp` beside the target."""
+    repo = _work_repo(tmp_path)
+    pkg = export(repo.path, ExportOptions(goal="x")).path
+    clone = _clone(repo, tmp_path)
+    assert _apply(clone, pkg, kill_at="apply:patched").returncode == -signal.SIGKILL
+    (clone / "notes").mkdir()
+    (clone / "notes" / ".u0.txt.k1ll3d.tmp").write_text("half a snap")  # what the kill left
+    done = _apply(clone, pkg)
+    assert done.returncode == 0, done.stderr
+    assert _status(clone) == _status(repo.path)
+    assert not (clone / "notes" / ".u0.txt.k1ll3d.tmp").exists()
