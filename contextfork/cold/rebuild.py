@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 
 from contextfork.cold import index as idx
+from contextfork.cold import stepkeys
 from contextfork.cold.layout import StoreLayout, policy_sha256, store_lock
 from contextfork.cold.node import verify_node
 from contextfork.errors import ContextforkError, IntegrityError
@@ -56,6 +57,7 @@ def rebuild(layout: StoreLayout, *, discard_old: bool) -> Rebuilt:
             aside = idx.discard(layout)
             out.discarded = str(aside) if aside else None
         with idx.opened(layout) as conn:
+            stepkeys.ensure(conn)  # DDL outside the transaction
             with idx.transaction(conn):
                 idx.clear(conn)
                 for name in node_names(layout):
@@ -74,6 +76,7 @@ def rebuild(layout: StoreLayout, *, discard_old: bool) -> Rebuilt:
                         out.mismatched.append(name)
                         continue
                     idx.add_node(conn, node)
+                    stepkeys.record(conn, node)  # version chains survive a rebuild
                 if out.mismatched:  # rolls the whole transaction back: nothing changes
                     shown = ", ".join(out.mismatched[:3]) + (" …" if len(out.mismatched) > 3 else "")
                     raise IntegrityError(

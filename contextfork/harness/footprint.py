@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork import atomic
+from contextfork.paths import state_path
 
 TAIL_BYTES = 512 * 1024
 DEFAULT_WARNING = 50_000
@@ -134,7 +135,7 @@ def _state_path(root: Path, session_id: str) -> Path:
     from contextfork.cold.layout import check_session_id
 
     check_session_id(session_id)  # never a path out of the state dir
-    return root / ".contextfork" / "harness" / f"{session_id}.json"
+    return state_path(root, "harness", f"{session_id}.json")
 
 
 def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | None:

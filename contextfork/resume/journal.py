@@ -20,7 +20,7 @@ from typing import Any
 from contextfork import atomic, gitstate
 from contextfork.errors import IntegrityError
 from contextfork.package.store import contextfork_dir, utc_now_iso
-from contextfork.paths import safe_join, symlink_in_parents
+from contextfork.paths import safe_join, state_path, symlink_in_parents
 from contextfork.testhooks import kill_point
 
 JOURNAL_DIR = "apply-journal"
@@ -30,7 +30,8 @@ STAGING_PREFIX = ".staging-journal-"
 
 
 def journal_dir(root: Path) -> Path:
-    return contextfork_dir(root) / JOURNAL_DIR
+    """``.contextfork/apply-journal``, every component checked (a symlink is refused, exit 3)."""
+    return state_path(root, JOURNAL_DIR)
 
 
 def load(root: Path) -> dict[str, Any] | None:
