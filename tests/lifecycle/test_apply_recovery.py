@@ -53,7 +53,7 @@ def _clone(repo: Repo, tmp_path: Path, name: str = "clone") -> Path:
 def _apply(clone: Path, pkg: Path, *extra: str, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
     env = clean_env({"CONTEXTFORK_TEST_KILL_AT": kill_at} if kill_at else None)
     return subprocess.run(
-        [sys.executable, "-m", "contextfork", "resume", str(pkg), "--apply", "--no-mark", *extra],
+        [sys.executable, "-m", "contextfork", "resume", str(pkg), "--apply", "--no-mark-consumed", *extra],
         cwd=clone, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 
@@ -88,7 +88,7 @@ def test_a_rerun_finishes_an_apply_killed_between_its_phases(tmp_path: Path, poi
     killed = _apply(clone, pkg, kill_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert (clone / JOURNAL / "journal.json").is_file()
-    brief = run_cli("resume", str(pkg), "--no-mark", cwd=clone)
+    brief = run_cli("resume", str(pkg), "--no-mark-consumed", cwd=clone)
     assert "interrupted `resume --apply`" in brief.stdout + brief.stderr
     if point != "apply:journaled":
         assert _status(clone) != _status(repo.path)  # really half-applied
