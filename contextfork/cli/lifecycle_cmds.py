@@ -35,11 +35,20 @@ def register(app: typer.Typer) -> None:
                 "SessionStart no longer offers it to a new session.",
             ),
         ] = None,
+        rollback: Annotated[
+            bool, typer.Option(help="Undo an interrupted --apply (from its journal).")
+        ] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
         from contextfork.resume.api import resume as do_resume
+
+        if rollback:
+            from contextfork.resume.api import rollback as do_rollback
+
+            emit(do_rollback(repo_root(repo)), json)
+            return
 
         emit(do_resume(repo_root(repo), package, apply=apply, strict=strict, force=force,
                        allow_different_head=allow_different_head, session_id=session,

@@ -49,6 +49,42 @@ DEFAULT_POLICY: dict[str, object] = {
 }
 
 
+# Bounds of every numeric policy setting (the schema's minimum/maximum). An edited policy may
+# tighten or loosen the defaults within them, and every read says so; beyond them it is refused.
+POLICY_BOUNDS: dict[str, tuple[int, int]] = {
+    "per_call_token_cap": (0, 8000),
+    "per_turn_token_cap": (0, 16000),
+    "prefix_min_length": (1, 64),
+    "prefix_max_extra": (0, 8),
+    "follow_refs": (0, 1),
+}
+
+
+def policy_problems(policy: dict[str, object]) -> list[str]:
+    """Why a policy is out of bounds (empty when it is within them)."""
+    out = []
+    for key, (lo, hi) in POLICY_BOUNDS.items():
+        value = policy.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            out.append(f"{key} must be an integer (got {value!r})")
+        elif value > hi:
+            out.append(f"{key} {value} exceeds the maximum {hi}")
+        elif value < lo:
+            out.append(f"{key} {value} is below the minimum {lo}")
+    return out
+
+
+def policy_differences(policy: dict[str, object]) -> list[str]:
+    """Each setting that differs from ``DEFAULT_POLICY``, e.g. 'per_call_token_cap 6000
+    (default 3000)'; empty for the default policy."""
+    keys = sorted(set(policy) | set(DEFAULT_POLICY))
+    return [
+        f"{k} {policy.get(k, '(missing)')} (default {DEFAULT_POLICY.get(k, '(none)')})"
+        for k in keys
+        if policy.get(k) != DEFAULT_POLICY.get(k)
+    ]
+
+
 def policy_sha256(policy: dict[str, object]) -> str:
     """The folding policy hash that enters every projection: over the IPCF view of the policy
     (cold.projection.ipcf_policy_view), so default caps hash like any IPCF-1.1 peer's default."""

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextfork.cold.layout import POLICY_BOUNDS
+
 Sha256 = str
 
 
@@ -93,12 +95,12 @@ class RecallIndex(_Model):
 class HydrationPolicy(_Model):
     policy_version: Literal[1]
     ipcf_version: Literal["1.1"]
-    per_call_token_cap: int = Field(ge=0)
-    per_turn_token_cap: int = Field(ge=0)
+    per_call_token_cap: int = Field(ge=0, le=POLICY_BOUNDS["per_call_token_cap"][1])
+    per_turn_token_cap: int = Field(ge=0, le=POLICY_BOUNDS["per_turn_token_cap"][1])
     tokenizer: Literal["o200k_base"]
     normalization: str
-    prefix_min_length: int = Field(ge=1)
-    prefix_max_extra: int = Field(ge=0)
+    prefix_min_length: int = Field(ge=1, le=POLICY_BOUNDS["prefix_min_length"][1])
+    prefix_max_extra: int = Field(ge=0, le=POLICY_BOUNDS["prefix_max_extra"][1])
     tie_break: Literal["newest_step"]
     intent_ownership: Literal["newest_owner_or_nothing"]
     follow_refs: int = Field(ge=0, le=1)

@@ -73,3 +73,35 @@ def test_resume_apply_rechecks_symlink_parents_after_the_patch_is_applied(tmp_pa
     with pytest.raises(IntegrityError, match="through symlink"):
         apply_package(clone, pkg, meta, um)
     assert not (outside / "payload").exists()
+
+
+@pytest.mark.parametrize(
+    "rename",
+    [
+        b"diff --git a/L b/d\nsimilarity index 100%\nrename from L\nrename to d\n",
+        b"diff --git a/L b/d\nsimilarity index 100%\ncopy from L\ncopy to d\n",
+    ],
+    ids=["rename", "copy"],
+)
+def test_validate_flags_a_patch_that_renames_a_committed_symlink_above_a_snapshot(
+    tmp_path: Path, rename: bytes
+) -> None:
+    """`resume --apply` refuses this after the patch; `validate` must say so before anything."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = make_repo(tmp_path / "repo")
+    os.symlink(str(outside), repo.path / "L")
+    repo.commit_all("a link")
+    repo.write("d/payload", "pwned\n")
+    pkg = export(repo.path, ExportOptions(goal="x")).path
+    (pkg / "git_diff.patch").write_bytes(rename)
+    reseal(pkg)
+    clone = tmp_path / "victim"
+    git(tmp_path, "clone", "-q", str(repo.path), str(clone))
+    res = cli("validate", str(pkg), "--json", cwd=clone)
+    assert res.returncode == 3, res.stdout
+    flagged = [p for p in res.json()["problems"] if p["code"] == "unsafe_path"]
+    assert flagged and flagged[0]["path"] == "d/payload"
+    res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    assert res.returncode == 3
+    assert not (outside / "payload").exists()

@@ -122,7 +122,17 @@ def test_a_tampered_node_is_refused_and_a_consistent_forgery_fails_the_removal_s
                         payload=forged_text.encode(), policy_sha256=policy_sha256(
                             load_policy(layout)), source=node["source"])
     path.write_bytes(node_bytes(forged))
-    assert read_node(layout, stub.step)["content"] == forged_text  # the store itself is fooled
+    with pytest.raises(IntegrityError, match="index recorded"):  # the store's index refuses it
+        read_node(layout, stub.step)
+    # Without its index row (an orphan, served on its own hashes per CONF-12) the store itself
+    # is fooled; the removal's sha256 from render time still refuses.
+    import sqlite3
+
+    conn = sqlite3.connect(layout.sqlite)
+    conn.execute("DELETE FROM nodes WHERE step_id=?", (stub.step,))
+    conn.commit()
+    conn.close()
+    assert read_node(layout, stub.step)["content"] == forged_text
     with pytest.raises(IntegrityError, match="does not verify"):
         removal_bytes(stub, ColdSource(layout))
     with pytest.raises(IntegrityError):
