@@ -146,12 +146,35 @@ def run_probe_set(
             snippets = p["snippets"]
             rows.append({
                 "set": name, "term": p["term"], "kind": kind,
+                "recall_top10": _recall_hit(repo, session_id, p, kind, transcript),
                 "recovered": p["term"] in seen,
                 "evidence": bool(snippets) and any(s in seen for s in snippets),
                 "tokens": _tokens(ctx) if ctx else 0,
                 "chars": len(ctx),
             })  # fmt: skip
     return rows
+
+
+def _recall_hit(
+    repo: Path, session_id: str, probe: dict[str, Any], kind: str, transcript: Path
+) -> bool | None:
+    """`fold recall`: is a step holding an evidence line among the first 10 hits?"""
+    if "evidence_lines" not in probe:
+        return None
+    from contextfork.cold import api
+
+    starts = [0]
+    for line in transcript.read_bytes().splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    wanted = {starts[n] for n in probe["evidence_lines"] if n < len(starts) - 1}
+    store = repo / ".contextfork" / "cold" / session_id
+    hits = api.recall(probe[kind], limit=10, store_dir=store).data["hits"]
+    for h in hits:
+        node = json.loads((store / "cold_nodes" / f"step_{int(h['step_id']):06d}.json").read_bytes())
+        first, last = node["source"].get("offsets", [-1, -1])
+        if any(first <= o <= last for o in wanted):
+            return True
+    return False
 
 
 def dev_probes() -> tuple[Path, list[dict[str, Any]]]:
@@ -228,6 +251,8 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "probes": len(sel),
             "term_recovered": sum(r["recovered"] for r in sel) / len(sel),
             "evidence_hit": sum(r["evidence"] for r in sel) / len(sel),
+            "recall_top10": (sum(bool(r["recall_top10"]) for r in sel if r["recall_top10"] is not None)
+                             / max(1, sum(r["recall_top10"] is not None for r in sel))),
             "tokens_median": statistics.median(toks),
             "tokens_p90": toks[min(len(toks) - 1, int(0.9 * len(toks)))],
             "tokens_max": toks[-1],
@@ -265,10 +290,13 @@ def main() -> int:
         print(json.dumps({"summary": summary, "sets": sets, "rows": rows}, indent=1))
         return 0
     print(f"probe sets: {', '.join(sets)}; turn budget {TURN_BUDGET} tokens")
-    print(f"{'query':<20} {'probes':>6} {'term':>6} {'evidence':>9} {'tok med':>8} {'p90':>6} {'max':>6}")
+    print(f"{'query':<20} {'probes':>6} {'term':>6} {'evidence':>9} {'tok med':>8} {'p90':>6} {'max':>6}"
+          f" {'recall@10':>10}")
     for s in summary:
         print(f"{s['query']:<20} {s['probes']:>6} {s['term_recovered']:>6.0%} {s['evidence_hit']:>9.0%} "
-              f"{s['tokens_median']:>8.0f} {s['tokens_p90']:>6} {s['tokens_max']:>6}")
+              f"{s['tokens_median']:>8.0f} {s['tokens_p90']:>6} {s['tokens_max']:>6} {s['recall_top10']:>10.0%}")
+    print("term/evidence/tokens: `hook user-prompt-submit` (what was injected); recall@10: "
+          "`fold recall`, a step holding an evidence line in the first 10 hits (dev probes)")
     for name in sets:
         sel = [r for r in rows if r["set"] == name]
         print(f"  {name}: {sum(r['recovered'] for r in sel)}/{len(sel)} recovered, "

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS postings(term TEXT NOT NULL, step_id INTEGER NOT NULL
   PRIMARY KEY(term, step_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS intents(intent TEXT NOT NULL, step_id INTEGER NOT NULL,
   PRIMARY KEY(intent, step_id)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', tokenize='porter unicode61');
 """
 
 
@@ -126,6 +127,10 @@ def add_node(conn: sqlite3.Connection, node: dict[str, Any]) -> None:
     )
     terms = sorted(set(node.get("index_terms", node["identifiers"])))
     conn.executemany("INSERT OR IGNORE INTO postings VALUES (?,?)", [(t, sid) for t in terms])
+    # Ranked recall (bm25) reads the words of what page-in would show; contentless, so the
+    # text is not stored twice.
+    body = node.get("readable") or (node["content"] if node.get("content_encoding") == "utf-8" else "")
+    conn.execute("INSERT INTO fts(rowid, body) VALUES (?, ?)", (sid, f"{node['summary']}\n{body}"))
     conn.executemany(
         "INSERT INTO terms VALUES (?,1) ON CONFLICT(term) DO UPDATE SET df=df+1", [(t,) for t in terms]
     )
@@ -328,3 +333,20 @@ def view_fresh(conn: sqlite3.Connection) -> bool:
 def clear(conn: sqlite3.Connection) -> None:
     for table in ("nodes", "terms", "postings", "intents"):
         conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+    conn.execute("INSERT INTO fts(fts) VALUES('delete-all')")
+
+
+def bm25_ranked(conn: sqlite3.Connection, terms: list[str], limit: int = 200) -> dict[int, float]:
+    """bm25 score per step (lower is better, as SQLite reports it) for any of ``terms``."""
+    phrases = [t.replace('"', '""') for t in terms if t.strip()]
+    if not phrases:
+        return {}
+    query = " OR ".join(f'"{p}"' for p in phrases)
+    try:
+        rows = conn.execute(
+            "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
+            (query, limit),
+        ).fetchall()
+    except sqlite3.OperationalError:  # a query FTS5 cannot parse ranks nothing
+        return {}
+    return {int(r[0]): float(r[1]) for r in rows}

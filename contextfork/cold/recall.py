@@ -1,6 +1,9 @@
 """Recall: which folded steps talk about a query, in coverage tiers with chronological labels.
 
-Tiers: ``full`` (the step matches every query term) before ``partial``. Labels: ``superseded``
+Tiers: ``full`` (the step matches every query term) before ``partial``, then ``ranked`` (no
+exact term, but SQLite FTS5 finds the query's words in the step's readable text). Within a
+tier, steps holding more terms come first, then the better bm25 score, then the newer step.
+Filler and question words ("find", "earlier") never count. Labels: ``superseded``
 (a newer step owns its intent), ``related`` (matched only through a prefix partner),
 ``historical`` (a newer step matches the same terms or more), otherwise ``latest``. Recall
 costs no prompt tokens and hydrates nothing.
@@ -17,7 +20,11 @@ from contextfork.cold.layout import step_key
 
 
 def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:
-    terms = prompt_terms(query)
+    from contextfork.cold.scan import asking_terms
+
+    asked = prompt_terms(query)
+    filler = asking_terms(conn, asked)
+    terms = [t for t in asked if t not in filler]
     exact: dict[int, int] = {}
     loose: dict[int, int] = {}
     for i, t in enumerate(terms):
@@ -32,7 +39,15 @@ def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, A
     for s, m in masks.items():
         newest_by_mask[m] = max(newest_by_mask.get(m, 0), s)
     full = (1 << len(terms)) - 1
-    ranked = sorted(masks, key=lambda s: (masks[s] != full, -masks[s].bit_count(), -s))
+    scores = idx.bm25_ranked(conn, terms)
+    for s in scores:
+        masks.setdefault(s, 0)  # found by words only: the "ranked" tier
+    worst = max(scores.values(), default=0.0) + 1.0
+
+    def tier(s: int) -> int:
+        return 0 if masks[s] == full and terms else (1 if masks[s] else 2)
+
+    ranked = sorted(masks, key=lambda s: (tier(s), -masks[s].bit_count(), scores.get(s, worst), -s))
     top = ranked[:limit]
     rows = idx.node_rows(conn, top)
     hits = []
@@ -41,7 +56,7 @@ def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, A
         row = rows[s]
         if row["superseded_by"] is not None:
             label = "superseded"
-        elif s not in exact:
+        elif s not in exact:  # prefix partners or words only
             label = "related"
         elif any(nm & m == m and ns > s for nm, ns in newest_by_mask.items()):
             label = "historical"
@@ -50,7 +65,8 @@ def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, A
         hits.append({
             "step_id": s,
             "step_key": step_key(s),
-            "tier": "full" if m == full else "partial",
+            "tier": ("full", "partial", "ranked")[tier(s)],
+            "bm25": round(scores[s], 6) if s in scores else None,
             "coverage": round(m.bit_count() / len(terms), 4) if terms else 0.0,
             "label": label,
             "terms": [t for i, t in enumerate(terms) if m >> i & 1],
@@ -58,4 +74,5 @@ def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, A
             "summary": row["summary"],
             "token_count": row["token_count"],
         })
-    return {"query": query, "terms": terms, "matches": len(masks), "hits": hits}
+    return {"query": query, "terms": terms, "filler_terms": sorted(filler), "matches": len(masks),
+            "hits": hits}

@@ -163,7 +163,7 @@ def _plain_word(term: str) -> bool:
     return term.isalpha()
 
 
-def _asking_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
+def asking_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
     """Filler words, and plain words so common in this store that they select nothing."""
     out = {t for t in terms if t in QUERY_FILLER}
     total = idx.node_count(conn)
@@ -206,7 +206,7 @@ def select(
     conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1
 ) -> Selection:
     postings, asked = _term_postings(conn, prompt_terms(prompt))
-    filler = _asking_terms(conn, asked)
+    filler = asking_terms(conn, asked)
     terms = [t for t in asked if t not in filler]
     sel = Selection(terms=terms, budget=budget)
     sel.filler = sorted(filler)

@@ -18,7 +18,7 @@ once per key version and never reused*:
 The key → ids map lives in the ``step_keys`` table of ``index.sqlite3``, written in the same
 transaction as the node's index rows (``record``). It is derived data like the rest of the
 index: ``sync`` rebuilds missing rows from the node files' ``source`` and drops stale ones.
-See docs/NOTES-identity.md.
+See docs/design/identity.md.
 """
 
 from __future__ import annotations

@@ -102,23 +102,41 @@ def check_recorded(
     """The node must be the one the index recorded at fold time, as ``validate`` checks.
 
     A node rewritten with all three hashes recomputed verifies on its own; only the identity
-    the index recorded when it was folded tells it apart. A node the index does not list
-    (a fold interrupted between its two phases, IPCF CONF-12) is served on its own hashes.
+    the index recorded when it was folded tells it apart. A node the index does not list is an
+    orphan (IPCF CONF-12 scenario A, as the reference conformance suite checks it): refused, not
+    served on its own hashes — a fold interrupted between its two phases leaves one, and
+    `fold index --rebuild` adopts it after verifying it.
     """
     sid = int(node["step_id"])
     if conn is None:
         if not layout.sqlite.exists():
-            return
-        with idx.opened(layout) as own:
-            recorded = idx.has_node(own, sid)
+            recorded = None
+        else:
+            with idx.opened(layout) as own:
+                recorded = idx.has_node(own, sid)
     else:
         recorded = idx.has_node(conn, sid)
-    if recorded is not None and recorded != node["artifact_sha256"]:
+    if recorded is None:
+        raise IntegrityError(
+            f"cold_nodes/{step_key(sid)}.json is an orphan: the index does not list it "
+            "(IPCF CONF-12)",
+            hint="`contextfork fold index --rebuild` adopts verified node files",
+        )
+    if recorded != node["artifact_sha256"]:
         raise IntegrityError(
             f"cold_nodes/{step_key(sid)}.json: artifact_sha256 differs from the identity the "
             "index recorded at fold time (the node was rewritten and re-hashed)",
             hint="run `contextfork fold validate`",
         )
+
+
+def _indexed(layout: StoreLayout, step_id: int, conn: sqlite3.Connection | None) -> bool:
+    if conn is not None:
+        return idx.has_node(conn, step_id) is not None
+    if not layout.sqlite.exists():
+        return False
+    with idx.opened(layout) as own:
+        return idx.has_node(own, step_id) is not None
 
 
 def read_node(
@@ -137,6 +155,12 @@ def read_node(
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
+        if check_index and _indexed(layout, step_id, conn):
+            raise IntegrityError(
+                f"step {step_id}: the index lists cold_nodes/{path.name} but the file is missing "
+                "(a broken reference, IPCF CONF-12)",
+                hint="run `contextfork fold validate`; the bytes of that step are gone",
+            ) from None
         raise NotFoundError(
             f"step {step_id} is not in cold store {layout.session_id!r}",
             hint="list steps with `contextfork fold status`",

@@ -19,7 +19,7 @@ BUDGET_SHARE = 0.2
 # models) so a long session commits a rare lossless epoch instead of growing until the harness
 # compacts it lossily. Chosen on the dev set: on the Claude Code session with a native
 # compaction 0.5 / 0.4 / 0.3 give 1.07 / 0.96 / 0.83 x native cost (0.5 never commits there);
-# below 0.4 refold turns into epoch. See docs/NOTES-replay.md.
+# below 0.4 refold turns into epoch. See docs/render-replay.md.
 REFOLD_BUDGET_SHARE = 0.4
 # Below this many estimated prompt tokens refold/epoch send the history as received: a stub,
 # a note or a reminder costs more than it can save on a prompt this small.

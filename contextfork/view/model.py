@@ -29,6 +29,7 @@ COLLAPSE_LINES = 12
 @dataclass
 class ColdNode:
     step_id: int
+    step_key: str | None
     summary: str
     payload_sha256: str
     verified: bool
@@ -148,8 +149,10 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
             base64.b64decode(content) if raw.get("content_encoding") == "base64"
             else str(content).encode("utf-8")
         )  # fmt: skip
+        source = raw.get("source") if isinstance(raw.get("source"), dict) else {}
         out[step_id] = ColdNode(
             step_id=step_id,
+            step_key=str(source["step_key"]) if source and source.get("step_key") else None,
             summary=str(raw.get("summary", "")),
             payload_sha256=str(raw.get("payload_sha256", "")),
             verified=error is None,
@@ -207,9 +210,18 @@ def build(session: Session, root: Path | None) -> SessionView:
     steps = [step_view(s) for s in session.steps]
     compacted = {c.before_step for c in session.compactions}
     cold = cold_nodes(root, session.session_id)
-    for sv in steps:
+    # Cold ids follow the step's stable key (a grown step gets a newer version): match by key,
+    # newest version first; nodes folded without a key (fold add) match by position.
+    by_key: dict[str, ColdNode] = {}
+    for node in sorted(cold.values(), key=lambda n: n.step_id):
+        if node.step_key:
+            by_key[node.step_key] = node
+    keyed = {n.step_id for n in by_key.values()}
+    for st, sv in zip(session.steps, steps, strict=True):
         sv.compaction_before = sv.index in compacted
-        sv.cold = cold.get(sv.index)
+        sv.cold = by_key.get(st.identity) or (
+            cold.get(sv.index) if sv.index in cold and sv.index not in keyed else None
+        )
     ins = pageins(root, session.session_id)
     _attach_pageins(steps, ins)
     return SessionView(session, steps, cold, ins, fork_of(root, session.session_id))

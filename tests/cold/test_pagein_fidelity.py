@@ -178,3 +178,16 @@ def test_an_escaped_password_in_tool_output_is_scrubbed_from_what_is_stored_and_
     assert "heron_gateway" in ctx and "Tr0ub4dor&3-heron" not in ctx
     for path in (_store(repo) / "cold_nodes").iterdir():
         assert "Tr0ub4dor&3-heron" not in path.read_text(encoding="utf-8")
+
+
+def test_recall_ranks_with_fts5_bm25_beyond_exact_terms_and_ignores_filler(repo: Repo) -> None:
+    store = repo.path / ".contextfork" / "cold" / "recall"
+    api.fold_step(1, "db work", b"the database migration failed halfway", store_dir=store)
+    api.fold_step(2, "unrelated", b"formatting only", store_dir=store)
+    api.fold_step(3, "db work again", b"migration migration retried; migration done", store_dir=store)
+    data = api.recall("What did we find earlier about migrating?", store_dir=store).data
+    assert "find" in data["filler_terms"] and "earlier" in data["filler_terms"]
+    hits = data["hits"]
+    # "migrating" is no indexed term and no prefix partner: only FTS5 (porter) finds them
+    assert [h["step_id"] for h in hits] == [3, 1]  # better bm25 first
+    assert all(h["tier"] == "ranked" and h["bm25"] is not None for h in hits)

@@ -64,25 +64,32 @@ def test_a_node_rehashed_after_an_edit_is_refused_by_show_hydrate_and_scan(folde
         assert len(err.strip().splitlines()) == 1 and "index" in err
 
 
-def test_conf12_a_valid_node_file_not_in_the_index_is_still_served(folded: Repo) -> None:
+def test_conf12_a_node_file_not_in_the_index_is_an_orphan_and_refused(folded: Repo) -> None:
+    """Scenario A of the IPCF reference conformance suite: hydrate raises OrphanedNodeError."""
     import sqlite3
 
     conn = sqlite3.connect(_store(folded) / "index.sqlite3")
     conn.execute("DELETE FROM nodes WHERE step_id=2")
     conn.commit()
     conn.close()
-    code, out, _err = _cli(folded, "hydrate", "2")
-    assert code == 0 and "CREATE TABLE billing" in out
+    code, out, err = _cli(folded, "hydrate", "2")
+    assert code == 3 and "orphan" in err and "CREATE TABLE billing" not in out
     res = run_cli("fold", "validate", "--json", "--session", SESSION, cwd=folded.path).json()
     assert "orphan_node" in {p["code"] for p in res["problems"]}
+    assert _cli(folded, "index", "--rebuild")[0] == 0  # adopts the verified file
+    code, out, _err = _cli(folded, "hydrate", "2")
+    assert code == 0 and "CREATE TABLE billing" in out
 
 
-def test_conf12_an_index_entry_whose_node_file_is_missing_is_not_found(folded: Repo) -> None:
+def test_conf12_an_index_entry_whose_node_file_is_missing_is_a_broken_reference(
+    folded: Repo,
+) -> None:
+    """Scenario B: hydrate raises BrokenReferenceError; a step nobody knows stays not found."""
     _node_path(folded, 2).unlink()
-    code, _out, err = _cli(folded, "hydrate", "2")
-    assert code == 4, err
-    code, _out, err = _cli(folded, "show", "2")
-    assert code == 4, err
+    for args in (("hydrate", "2"), ("show", "2")):
+        code, _out, err = _cli(folded, *args)
+        assert code == 3 and "broken reference" in err, err
+    assert _cli(folded, "hydrate", "999")[0] == 4  # CONF-10
     res = run_cli("fold", "validate", "--json", "--session", SESSION, cwd=folded.path).json()
     assert "missing_node" in {p["code"] for p in res["problems"]}
 

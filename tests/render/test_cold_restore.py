@@ -124,16 +124,18 @@ def test_a_tampered_node_is_refused_and_a_consistent_forgery_fails_the_removal_s
     path.write_bytes(node_bytes(forged))
     with pytest.raises(IntegrityError, match="index recorded"):  # the store's index refuses it
         read_node(layout, stub.step)
-    # Without its index row (an orphan, served on its own hashes per CONF-12) the store itself
-    # is fooled; the removal's sha256 from render time still refuses.
+    # Without its index row it is an orphan, refused too (IPCF CONF-12); and read past the
+    # index, the removal's sha256 from render time still refuses it.
     import sqlite3
 
     conn = sqlite3.connect(layout.sqlite)
     conn.execute("DELETE FROM nodes WHERE step_id=?", (stub.step,))
     conn.commit()
     conn.close()
-    assert read_node(layout, stub.step)["content"] == forged_text
-    with pytest.raises(IntegrityError, match="does not verify"):
+    with pytest.raises(IntegrityError, match="orphan"):
+        read_node(layout, stub.step)
+    assert read_node(layout, stub.step, check_index=False)["content"] == forged_text
+    with pytest.raises(IntegrityError):
         removal_bytes(stub, ColdSource(layout))
     with pytest.raises(IntegrityError):
         answer(Request("restore", str(stub.step)), ColdSource(layout), view.step_sha256)

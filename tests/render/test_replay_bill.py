@@ -186,7 +186,7 @@ def test_replay_of_a_real_claude_code_session_against_its_native_run(
     assert base.ratio_to_native is not None and base.ratio_to_native > 1.2  # no compaction
     assert epoch.ratio_to_native is not None and epoch.ratio_to_native <= 0.8
     # Priced at the 1-hour cache it recorded, epoch is about 0.80 x native's cost here (the
-    # issue's 0.8 target sits right at it; see docs/NOTES-replay.md): never above it.
+    # issue's 0.8 target sits right at it; see docs/render-replay.md): never above it.
     assert epoch.cost_ratio_to_native is not None and epoch.cost_ratio_to_native < 0.85
     short = replay(s, parse_policies("native"), ttl=300).policies[0]
     assert short.cache_expiries >= 1  # the recorded gaps include idle periods over 5 min
