@@ -10,17 +10,7 @@ from pathlib import Path
 
 from contextfork.envelope import Result
 from contextfork.errors import NotFoundError, UsageError
-
-
-def _root(repo: Path | None, cwd: Path) -> Path | None:
-    from contextfork import gitstate
-
-    if repo is not None:
-        return gitstate.repo_root(repo)
-    try:
-        return gitstate.repo_root(cwd)
-    except NotFoundError:
-        return None
+from contextfork.telemetry.status import resolve_repo
 
 
 def resolve_transcript(
@@ -85,7 +75,7 @@ def view(
     from contextfork.view.site import build_site
 
     cwd = cwd or Path.cwd()
-    root = _root(repo, cwd)
+    root = resolve_repo(repo, cwd)
     path = resolve_transcript(transcript, session, root, cwd)
     if path is None and root is None:
         raise NotFoundError("nothing to show: no transcript found and not inside a repository",
