@@ -91,6 +91,8 @@ def install(root: Path, *, strict: bool = False, keep: int = 20) -> Any:
     from contextfork.errors import UsageError
     from contextfork.lifecycle_models import GitHookConfig, InstalledHook
 
+    if keep < 0:
+        raise UsageError(f"--keep must be 0 (keep all) or more, not {keep}")
     hdir = _hooks_dir(root)
     plan = []
     for hook in HOOKS:

@@ -50,6 +50,8 @@ def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
             except KeyboardInterrupt:
                 print(f"contextfork {command}: interrupted", file=sys.stderr)
                 raise typer.Exit(130) from None
+            except BrokenPipeError:
+                raise  # the reader went away: entry.main exits 141 silently
             except OSError as err:
                 generic = ContextforkError(f"{err.strerror or err}: {err.filename or ''}".strip())
                 fail(command, generic)

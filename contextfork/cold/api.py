@@ -27,6 +27,7 @@ from contextfork.cold.layout import (
 from contextfork.cold.store import fold_node, load_policy, read_node
 from contextfork.envelope import Result
 from contextfork.errors import NotFoundError, UsageError
+from contextfork.inputfile import require_regular
 
 
 def open_layout(
@@ -90,9 +91,7 @@ def fold_session(
 
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
-    if not Path(transcript).is_file():
-        raise NotFoundError(f"transcript {transcript} not found")
-    sess = load_session(transcript)
+    sess = load_session(require_regular(Path(transcript), "transcript"))
     phash = policy_sha256(load_policy(layout))
     nodes = []
     total = len(sess.steps)

@@ -10,11 +10,14 @@ Stdlib only.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contextfork import atomic
+from contextfork.errors import ContextforkError
+from contextfork.inputfile import open_regular
 
 TAIL_BYTES = 512 * 1024
 DEFAULT_WARNING = 50_000
@@ -47,11 +50,11 @@ def _codex_tokens(obj: dict[str, Any]) -> int | None:
 def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | None:
     """Tokens in the window at the latest recorded model call, None when nothing is recorded."""
     try:
-        size = transcript.stat().st_size
-        with open(transcript, "rb") as fh:
+        with open_regular(transcript, "transcript") as fh:  # a FIFO must not block the hook
+            size = os.fstat(fh.fileno()).st_size
             fh.seek(max(0, size - tail_bytes))
             chunk = fh.read()
-    except OSError:
+    except (OSError, ContextforkError):
         return None
     lines = chunk.split(b"\n")
     if size > tail_bytes:
@@ -61,8 +64,8 @@ def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | 
             continue
         try:
             obj = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            continue  # a line still being written, or one larger than the tail
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue  # a line still being written, one larger than the tail, or too deep
         if not isinstance(obj, dict):
             continue
         if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":

@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from contextfork.errors import NotFoundError, UsageError
+from contextfork.errors import UsageError
+from contextfork.inputfile import read_regular
 from contextfork.render.api import call_steps, make_renderer
 from contextfork.render.carriage import CarriageTracker, VisibleIdentifiers
 from contextfork.render.messages import observation_text, reply_text, step_messages
@@ -27,6 +28,7 @@ from contextfork.render.tokcache import TokenCache
 from contextfork.transcript.model import Session
 
 REPORT_VERSION = "1"
+MAX_PRICE_CARD = 4 * 1024 * 1024
 
 
 class _M(BaseModel):
@@ -91,11 +93,10 @@ class ReplayReport(_M):
 def load_price_card(path: Path | None) -> PriceCard:
     if path is None:
         return PriceCard()
-    if not path.is_file():
-        raise NotFoundError(f"price card {path} not found")
+    data = read_regular(path, "price card", limit=MAX_PRICE_CARD)
     try:
-        return PriceCardFile.model_validate(json.loads(path.read_text("utf-8"))).card()
-    except (json.JSONDecodeError, ValidationError) as err:
+        return PriceCardFile.model_validate(json.loads(data.decode("utf-8"))).card()
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValidationError) as err:
         first = str(err).splitlines()[0]
         raise UsageError(f"price card {path} is not valid: {first}",
                          hint="see schemas/price-card.schema.json") from None
