@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -46,8 +47,21 @@ def run(args: list[str]) -> int:
     """
     exc = _click_exceptions()
     no_args = getattr(exc, "NoArgsIsHelpError", ())
+    from contextfork.cli.common import PipeClosed
+
+    was_devnull = _stdout_is_devnull()
     try:
         rv = app(args=args, prog_name="contextfork", standalone_mode=False)
+    except PipeClosed:
+        raise BrokenPipeError from None  # entry.main: silent, exit 141
+    except SystemExit:
+        # Typer's EPIPE handling (unguarded output) and rich's (help text) exit 1 after
+        # wrapping stdout or pointing it at /dev/null: the same event as above.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper" or (
+            not was_devnull and _stdout_is_devnull()
+        ):
+            raise BrokenPipeError from None
+        raise
     except no_args as err:
         print(err.ctx.get_help() if err.ctx is not None else "")
         return _usage_failure(err, "a command is missing", args)
@@ -61,6 +75,14 @@ def run(args: list[str]) -> int:
     if isinstance(rv, int) and not isinstance(rv, bool):
         return rv
     return 0
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino)
 
 
 def _click_exceptions() -> Any:
