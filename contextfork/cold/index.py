@@ -20,6 +20,7 @@ from typing import Any
 from contextfork.atomic import dump_json_bytes, write_bytes
 from contextfork.cold.identifiers import PREFIX_MAX_EXTRA, prefix_eligible, shorter_partners
 from contextfork.cold.layout import IPCF_VERSION, StoreLayout, step_key
+from contextfork.statedir import ensure_for_store
 
 INDEX_VERSION = 1
 AUTO_VIEW_MAX_NODES = 512
@@ -47,6 +48,7 @@ CREATE TABLE IF NOT EXISTS intents(intent TEXT NOT NULL, step_id INTEGER NOT NUL
 
 
 def connect(layout: StoreLayout) -> sqlite3.Connection:
+    ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(layout.sqlite, timeout=30, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")

@@ -18,6 +18,7 @@ from typing import Any
 from contextfork import atomic
 from contextfork.errors import ContextforkError
 from contextfork.inputfile import open_regular
+from contextfork.statedir import ensure_state_dir
 
 TAIL_BYTES = 512 * 1024
 DEFAULT_WARNING = 50_000
@@ -116,21 +117,6 @@ def load_thresholds(root: Path) -> Thresholds:
     fork = _int(tokens.get("fork")) or DEFAULT_FORK
     return Thresholds(warning, max(fork, warning))
 
-
-def ensure_state_dir(root: Path) -> None:
-    """Before the first write into a repo's ``.contextfork/``, keep it out of ``git status``.
-
-    Exports do this too, but a hook may be the first to write there (a log line, the warning
-    state); git is only consulted that once.
-    """
-    if (root / ".contextfork").exists():
-        return
-    try:
-        from contextfork import gitstate
-
-        gitstate.ensure_excluded(root)
-    except Exception:  # noqa: BLE001, S110 - an unexcluded state dir is cosmetic, never fatal
-        pass
 
 
 def _state_path(root: Path, session_id: str) -> Path:

@@ -110,7 +110,7 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
         return
     try:
         from contextfork import atomic
-        from contextfork.harness.footprint import ensure_state_dir
+        from contextfork.statedir import ensure_state_dir
 
         ensure_state_dir(root)
         path = root / ".contextfork" / "logs" / "hooks.log"

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -40,7 +39,7 @@ class Row:
     problems: bool = False  # stderr lists problems (one per line) instead of one error line
 
 
-def R(id: str, *args: str, code: int, **kw: object) -> Row:  # noqa: N802 - reads as a table
+def R(id: str, *args: str, code: int, **kw: object) -> Row:
     return Row(id, args, code, **kw)  # type: ignore[arg-type]
 
 
