@@ -10,11 +10,13 @@ instead of being held in memory. Stdlib only: the hot paths (status line, hooks)
 
 from __future__ import annotations
 
+import io
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from contextfork.errors import NotFoundError, UsageError
 
@@ -133,3 +135,61 @@ def bounded_lines(
             continue
         yield offset, raw, raw.endswith(b"\n")
         offset += len(raw)
+
+
+class BoundedLines(io.RawIOBase):
+    """A byte stream whose lines are at most ``limit`` bytes: a longer line is cut short by a
+    newline (the reader then sees one malformed line) and the rest of it is dropped unread.
+
+    For line protocols on stdin (the MCP server): a peer that never sends a newline must not
+    make the reader hold gigabytes.
+    """
+
+    def __init__(self, src: BinaryIO, limit: int) -> None:
+        super().__init__()
+        self._src = src
+        self._limit = limit
+        self._run = 0
+        self._skipping = False
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        view = memoryview(b).cast("B")
+        while not self._pending:
+            chunk = self._src.read1(65536) if hasattr(self._src, "read1") else self._src.read(65536)
+            if not chunk:
+                return 0
+            self._pending = self._filter(chunk)
+        n = min(len(view), len(self._pending))
+        view[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def _filter(self, chunk: bytes) -> bytes:
+        out = bytearray()
+        start = 0
+        while start < len(chunk):
+            nl = chunk.find(b"\n", start)
+            end = len(chunk) if nl < 0 else nl + 1
+            if self._skipping:
+                if nl >= 0:
+                    self._skipping = False
+                    self._run = 0
+            elif self._run + (end - start) - (nl >= 0) > self._limit:
+                out += b"\n"
+                self._skipping = nl < 0
+                self._run = 0
+            else:
+                out += chunk[start:end]
+                self._run = 0 if nl >= 0 else self._run + end - start
+            start = end
+        return bytes(out)
+
+
+def bounded_text_stdin(limit: int) -> TextIO:
+    """``sys.stdin`` with lines bounded by ``limit`` bytes (see ``BoundedLines``)."""
+    raw = BoundedLines(sys.stdin.buffer, limit)
+    return io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="replace")
