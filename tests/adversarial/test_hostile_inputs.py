@@ -172,6 +172,9 @@ ROWS: list[Row] = [
     R("statusline-transcript-fifo", "statusline", code=0, stdin=b"fifo"),
     R("statusline-transcript-devzero", "statusline", code=0, stdin=b"devzero"),
     R("statusline-transcript-deep", "statusline", code=0, stdin=b"deep_usage"),
+    R("mcp-garbage-stdin", "mcp", code=0, stdin=b"garbage\n\x00\xff\n[1,2\n{}\n"),
+    R("mcp-empty-stdin", "mcp", code=0, stdin=b""),
+    R("mcp-binary-stdin", "mcp", code=0, stdin="{binary}"),
     # --- the top level -------------------------------------------------------------------
     R("no-command", code=2),
     R("unknown-command", "explode", code=2),
