@@ -22,11 +22,18 @@ LIMIT = 4 * 1024 * 1024
 PID = "20990101T000000000Z-bigbig"
 
 _MEASURE = """
-import json, resource, sys
+import json, sys
 from contextfork.entry import main
+
+def hwm_kb():
+    # VmHWM belongs to this image (reset by exec); ru_maxrss would carry the parent's at fork.
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
 code = main(["pull", "origin", "--json"])
 sys.stdout.flush()
-print(json.dumps({"code": code, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}),
+print(json.dumps({"code": code, "maxrss_kb": hwm_kb()}),
       file=sys.stderr)
 """
 
