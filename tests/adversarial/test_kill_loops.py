@@ -3,7 +3,8 @@
 After every SIGKILL (sent to the whole process group, so git children die too): no partial
 package is visible, the user's HEAD, index and working tree are exactly as before, the stores
 validate clean, and the next run succeeds. Delays are drawn from a seeded RNG over the span one
-uninterrupted run takes, so the kills land in startup, in the middle and near the end.
+uninterrupted run takes, so the kills land in startup, in the middle and near the end (a run may still finish first
+when the machine speeds up; that run is checked the same way).
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def _kill_loop(
     rng = random.Random(seed)
     killed = 0
     for n in range(KILLS):
-        delay = rng.uniform(0.05, span * 1.1)
+        delay = rng.uniform(0.05, span * 0.9)
         code = _kill_after(args, cwd, delay)
         killed += code is None
         check(n, code)
@@ -134,7 +135,7 @@ def test_kill_9_during_export_leaves_no_partial_package_and_user_state_untouched
         _assert_packages_valid(repo, f"kill {n}")
 
     killed = _kill_loop(args, repo.path, check, SEED)
-    assert killed >= KILLS // 2, "most runs must really be interrupted"
+    assert killed >= 3, "the loop must really interrupt runs (timing drifted?)"
     res = run_cli(*args, "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert run_cli("validate", res.json()["data"]["package_id"], cwd=repo.path).returncode == 0
@@ -178,7 +179,7 @@ def test_kill_9_during_fold_leaves_a_valid_store_and_the_next_fold_succeeds(
 
     rng = random.Random(SEED + 1)
     for n in range(KILLS):
-        check(n, _kill_after(args, repo.path, rng.uniform(0.05, span * 1.1)))
+        check(n, _kill_after(args, repo.path, rng.uniform(0.05, span * 0.9)))
     res = run_cli(*args, cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert cold_api.validate(store_dir=store).exit_code == 0
@@ -222,7 +223,7 @@ def test_kill_9_during_push_leaves_no_half_ref_and_the_next_push_succeeds(
 
     rng = random.Random(SEED + 2)
     for n in range(KILLS):
-        check(n, _kill_after(args, a.path, rng.uniform(0.05, span * 1.1)))
+        check(n, _kill_after(args, a.path, rng.uniform(0.05, span * 0.9)))
     res = run_cli(*args, cwd=a.path)
     assert res.returncode == 0, res.stderr
     git(tmp_path, "clone", "-q", str(remote), str(tmp_path / "b"))
@@ -253,7 +254,7 @@ def test_kill_9_during_resume_apply_then_a_rerun_finishes_exactly(tmp_path: Path
     failures = []
     for n in range(KILLS):
         clean()
-        _kill_after(args, repo.path, rng.uniform(0.05, span * 1.1))
+        _kill_after(args, repo.path, rng.uniform(0.05, span * 0.9))
         rerun = run_cli(*args, cwd=repo.path)
         if rerun.returncode != 0 or _worktree(repo) != _worktree_of(exported):
             failures.append(f"kill {n}: re-run exit {rerun.returncode}: {rerun.stderr.strip()}")
