@@ -129,7 +129,7 @@ ROWS: list[Row] = [
     R("export-file-cap-word", "export", "--file-cap", "big", code=2),
     R("export-repo-missing", "export", "--repo", "{missing}", code=4),
     R("export-not-a-repo", "export", code=4, cwd="{norepo}"),
-    R("export-detached", "export", "--goal", "detached", code=0, cwd="{detached}"),
+    R("export-detached", "export", "--goal", "detached", code=0, cwd="{detached_w}"),
     # --- validate / resume / packages ----------------------------------------------------
     R("validate-unknown-option", "validate", "--bogus", code=2),
     R("validate-missing-id", "validate", "20990101T000000000Z-nopeee", code=4),
@@ -144,6 +144,13 @@ ROWS: list[Row] = [
       problems=True),
     R("validate-empty-package", "validate", "20200101T000000000Z-empty0", code=3, problems=True),
     R("validate-unborn", "validate", code=4, cwd="{unborn}"),
+    # A package dir that is a symlink out of the repo is not a package here (never followed).
+    R("validate-symlinked-package-dir", "validate", "20200101T000000000Z-escape", code=4),
+    R("resume-symlinked-package-dir", "resume", "20200101T000000000Z-escape", code=4),
+    R("packages-show-symlinked-dir", "packages", "show", "20200101T000000000Z-escape", code=4),
+    R("validate-copy-by-path", "validate", "{outside_pkg}", code=0),
+    R("export-unborn", "export", "--goal", "first", "--repo", "{unborn_w}", code=0),
+    R("resume-detached-no-package", "resume", code=4, cwd="{detached}"),
     R("resume-missing-id", "resume", "20990101T000000000Z-nopeee", code=4),
     R("resume-bad-manifest", "resume", "20200101T000000000Z-badman", "--no-mark", code=3,
       problems=True),

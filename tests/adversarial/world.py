@@ -106,6 +106,11 @@ def build_world(root: Path) -> World:
     det.commit_all("second")
     det.git("checkout", "-q", "--detach", "HEAD~1")
     p["detached"] = str(det.path)
+    # Separate repos for the rows that write (rows run in parallel; others expect no package).
+    p["unborn_w"] = str(make_repo(root / "unborn_w", commit=False).path)
+    det_w = make_repo(root / "detached_w")
+    det_w.git("checkout", "-q", "--detach", "HEAD")
+    p["detached_w"] = str(det_w.path)
     (root / "norepo").mkdir()
     p["norepo"] = str(root / "norepo")
     p["afile"] = p["text"]
