@@ -16,7 +16,7 @@ SessionOpt = Annotated[
     str | None,
     typer.Option("--session", help="Session id (default: $CONTEXTFORK_SESSION, else 'default')."),
 ]
-MAX_PAYLOAD = 256 * 1024 * 1024  # one step's bytes; /dev/zero on stdin must not eat memory
+MAX_PAYLOAD = 64 * 1024 * 1024  # one step's bytes; /dev/zero on stdin must not eat memory
 
 StepArg = Annotated[str, typer.Argument(help="Step id: 12 or step_000012.")]
 

@@ -107,6 +107,8 @@ ROWS: list[Row] = [
     R("fold-add-devzero", "fold", "add", "91", "s", "--file", "{devzero}", "--session", "a",
       code=2),
     R("fold-add-dir", "fold", "add", "92", "s", "--file", "{dir}", "--session", "a", code=2),
+    R("fold-add-stdin-devzero", "fold", "add", "93", "s", "--session", "a", code=2,
+      stdin="{devzero}"),
     R("fold-add-step-word", "fold", "add", "abc", "s", "--file", "{text}", code=2),
     R("fold-add-missing-args", "fold", "add", code=2),
     R("fold-scan-dash-query", "fold", "scan", "-weird billing", "--session", "w", code=0),
