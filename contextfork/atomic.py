@@ -146,6 +146,23 @@ def publish_dir(staged: Path, final: Path) -> None:
     fsync_dir(final.parent)
 
 
+def replace_dir(staged: Path, final: Path) -> None:
+    """Swap a regenerated directory (a static site) into place: old one aside, new one in.
+
+    Readers see the old or the new tree, never a mix; between the two renames the path is
+    briefly absent, which a static site can afford (packages use ``publish_dir``).
+    """
+    _fsync_tree(staged)
+    trash = final.parent / f".trash-{final.name}-{os.getpid()}"
+    had = final.exists()
+    if had:
+        os.rename(final, trash)
+    os.rename(staged, final)
+    fsync_dir(final.parent)
+    if had:
+        shutil.rmtree(trash, ignore_errors=True)
+
+
 def remove_tree(path: Path) -> None:
     """Delete a published directory by renaming it aside first, so no half-deleted copy is visible."""
     if not path.exists():

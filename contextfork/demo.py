@@ -207,7 +207,9 @@ def run_demo(*, keep: bool = False, steps: list[Step] | None = None) -> Result:
         ctx = DemoContext(root=root)
         for step in steps or STEPS:
             ctx.lines.append(step(ctx))
-        pkg = root / ".contextfork" / "packages" / ctx.facts["package_id"]
+        from contextfork.package.store import packages_dir
+
+        pkg = packages_dir(root) / ctx.facts["package_id"]
         files = sorted(p.relative_to(pkg).as_posix() for p in pkg.rglob("*") if p.is_file())
         text = "\n".join(
             [

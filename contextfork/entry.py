@@ -49,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args: list[str]) -> int:
+    if args and args[0] in ("--version", "-V"):
+        from contextfork import __version__
+
+        print(f"contextfork {__version__}")  # `hooks install` runs this to check the entry point
+        return 0
     if args and args[0] == "statusline":
         from contextfork.telemetry.statusline import main as statusline_main
 

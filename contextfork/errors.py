@@ -46,6 +46,10 @@ class IntegrityError(ContextforkError):
     exit_code = ExitCode.INTEGRITY
 
 
+class UnsafeStateDir(IntegrityError):
+    """``.contextfork`` (or a part of it) is a symlink or a file: never read or written through."""
+
+
 class NotFoundError(ContextforkError):
     exit_code = ExitCode.NOT_FOUND
 

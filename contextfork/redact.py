@@ -43,6 +43,7 @@ class Rule:
     pattern: re.Pattern[str]
     group: int = 0
     accept: Callable[[str], bool] | None = None
+    word_start: bool = False  # the match must start a word (see ``_B``)
 
 
 def _entropy(value: str) -> float:
@@ -79,6 +80,13 @@ def _url_password(value: str) -> bool:
     return not value.startswith(("$", "{", "<", "%")) and value.lower() not in {"password", "pass"}
 
 
+#: Marks a rule whose match must start a word: checked in code after the match (``_starts_word``)
+#: rather than as ``\b`` in the pattern, because it must also hold right after an escaped line
+#: end (``\nghp_…`` inside JSON-escaped tool output, where ``n`` and ``g`` are both word
+#: characters), and a lookbehind alternation at the front of a pattern costs re its fast scan.
+_B = "\x00word-start\x00"
+
+
 def _r(
     kind: str,
     keywords: tuple[str, ...],
@@ -87,7 +95,17 @@ def _r(
     accept: Callable[[str], bool] | None = None,
     flags: int = 0,
 ) -> Rule:
-    return Rule(kind, keywords, re.compile(pattern, flags), group, accept)
+    word_start = _B in pattern
+    return Rule(kind, keywords, re.compile(pattern.replace(_B, ""), flags), group, accept, word_start)
+
+
+def _starts_word(text: str, i: int) -> bool:
+    if i == 0:
+        return True
+    c = text[i - 1]
+    if not (c.isalnum() or c == "_"):
+        return True
+    return c in "nrt" and i >= 2 and text[i - 2] == "\\"
 
 
 _ASSIGN_NAMES = r"[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?|AUTH)[A-Z0-9_]*"
@@ -96,13 +114,22 @@ RULES: tuple[Rule, ...] = (
     _r(
         "private-key",
         ("private key",),
-        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----BEGIN)[\s\S])*?"
         r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",
+    ),
+    # A key an excerpt cut off (no END line): the BEGIN line and every body line after it. Body
+    # lines are base64 runs of 16+ characters (or PEM headers) separated by whitespace or by
+    # escaped line ends (``\n`` inside JSON); prose after the key is kept.
+    _r(
+        "private-key",
+        ("private key",),
+        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:(?:\s|\\+[nrt])+(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment):[^\n\\]{0,200}))*",
     ),
     _r(
         "aws-access-key-id",
         ("akia", "asia", "abia", "acca"),
-        r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        _B + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
     ),
     _r(
         "aws-secret-access-key",
@@ -110,25 +137,25 @@ RULES: tuple[Rule, ...] = (
         r"(?i)aws.{0,20}?(?:secret|key).{0,20}?['\"=:\s]{1,5}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
         1,
     ),
-    _r("gcp-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    _r("gcp-oauth-client-secret", ("gocspx",), r"\bGOCSPX-[0-9A-Za-z_-]{28}"),
-    _r("google-oauth-access-token", ("ya29.",), r"\bya29\.[0-9A-Za-z_-]{20,}"),
-    _r("github-pat", ("ghp_",), r"\bghp_[0-9A-Za-z]{36}\b"),
-    _r("github-oauth", ("gho_",), r"\bgho_[0-9A-Za-z]{36}\b"),
-    _r("github-app-token", ("ghu_", "ghs_"), r"\bgh[us]_[0-9A-Za-z]{36}\b"),
-    _r("github-refresh-token", ("ghr_",), r"\bghr_[0-9A-Za-z]{36,76}\b"),
-    _r("github-fine-grained-pat", ("github_pat_",), r"\bgithub_pat_[0-9A-Za-z_]{60,100}\b"),
-    _r("gitlab-pat", ("glpat-",), r"\bglpat-[0-9A-Za-z_-]{20,}"),
-    _r("anthropic-api-key", ("sk-ant-",), r"\bsk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_-]{32,}"),
+    _r("gcp-api-key", ("aiza",), _B + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    _r("gcp-oauth-client-secret", ("gocspx",), _B + r"GOCSPX-[0-9A-Za-z_-]{28}"),
+    _r("google-oauth-access-token", ("ya29.",), _B + r"ya29\.[0-9A-Za-z_-]{20,}"),
+    _r("github-pat", ("ghp_",), _B + r"ghp_[0-9A-Za-z]{36}\b"),
+    _r("github-oauth", ("gho_",), _B + r"gho_[0-9A-Za-z]{36}\b"),
+    _r("github-app-token", ("ghu_", "ghs_"), _B + r"gh[us]_[0-9A-Za-z]{36}\b"),
+    _r("github-refresh-token", ("ghr_",), _B + r"ghr_[0-9A-Za-z]{36,76}\b"),
+    _r("github-fine-grained-pat", ("github_pat_",), _B + r"github_pat_[0-9A-Za-z_]{60,100}\b"),
+    _r("gitlab-pat", ("glpat-",), _B + r"glpat-[0-9A-Za-z_-]{20,}"),
+    _r("anthropic-api-key", ("sk-ant-",), _B + r"sk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_-]{32,}"),
     _r(
         "openai-api-key",
         ("sk-proj-", "sk-svcacct-", "sk-admin-", "t3blbkfj"),
-        r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})",
+        _B + r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})",
     ),
     _r(
         "slack-token",
         ("xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe"),
-        r"\bxox(?:[abprs]|e(?:\.xox[bp])?)-[0-9A-Za-z-]{10,}",
+        _B + r"xox(?:[abprs]|e(?:\.xox[bp])?)-[0-9A-Za-z-]{10,}",
     ),
     _r(
         "slack-webhook",
@@ -138,30 +165,30 @@ RULES: tuple[Rule, ...] = (
     _r(
         "stripe-key",
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
-        r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{10,99}\b",
+        _B + r"[rs]k_(?:live|test)_[0-9A-Za-z]{10,99}\b",
     ),
-    _r("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
-    _r("pypi-token", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
-    _r("huggingface-token", ("hf_",), r"\bhf_[A-Za-z]{34}\b"),
-    _r("sendgrid-api-key", ("sg.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
-    _r("twilio-api-key", ("sk",), r"\bSK[0-9a-f]{32}\b"),
+    _r("npm-token", ("npm_",), _B + r"npm_[A-Za-z0-9]{36}\b"),
+    _r("pypi-token", ("pypi-",), _B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    _r("huggingface-token", ("hf_",), _B + r"hf_[A-Za-z]{34}\b"),
+    _r("sendgrid-api-key", ("sg.",), _B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    _r("twilio-api-key", ("sk",), _B + r"SK[0-9a-f]{32}\b"),
     _r(
         "shopify-token",
         ("shpat_", "shpss_", "shpca_", "shppa_"),
-        r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
+        _B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
     ),
     _r("azure-storage-key", ("accountkey=",), r"AccountKey=([A-Za-z0-9+/]{86}==)", 1),
-    _r("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    _r("jwt", ("eyj",), _B + r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
     _r(
         "bearer-token",
         ("bearer",),
-        r"(?i)\bauthorization\s*[:=]\s*[\"']?bearer\s+([A-Za-z0-9._~+/=-]{20,})",
+        r"(?i)" + _B + r"authorization\\*[\"']?\s*[:=]\s*\\*[\"']?bearer\s+([A-Za-z0-9._~+/=-]{20,})",
         1,
     ),
     _r(
         "url-credentials",
         ("://",),
-        r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,64}:([^\s:/@'\"]{3,128})@[A-Za-z0-9.-]+",
+        _B + r"[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,64}:([^\s:/@'\"]{3,128})@[A-Za-z0-9.-]+",
         1,
         _url_password,
     ),
@@ -174,16 +201,28 @@ RULES: tuple[Rule, ...] = (
         2,
         _looks_secret,
     ),
+    # The same assignment inside JSON-escaped text (tool output stored as a JSON string): the
+    # line starts after an escaped line end or an opening quote and the value stops at one.
+    _r(
+        "dotenv-assignment",
+        ("secret", "token", "password", "passwd", "pwd", "key", "credential", "auth"),
+        r"(?:\\[nrt]|[\"'])[ \t]*(?:export[ \t]+)?"
+        + _ASSIGN_NAMES
+        + r"[ \t]*=[ \t]*(?:\\*['\"])?([^\s'\"#\\]{8,})(?=\\*['\"]|\\+[nrt]|[ \t]*#|[ \t]*$)",
+        1,
+        lambda v: _looks_secret(v) and any(ch.isdigit() for ch in v),
+    ),
     _r(
         "password-field",
         ("password", "passwd", "secret"),
-        r"(?i)[\"'](?:password|passwd|client_secret|secret_key)[\"']\s*:\s*[\"']([^\"'\s]{8,})[\"']",
+        r"(?i)[\"'](?:password|passwd|client_secret|secret_key)\\*[\"']\s*:\s*\\*[\"']"
+        r"([^\"'\s]{8,}?)\\*[\"']",
         1,
         _looks_secret,
     ),
 )
 
-KINDS: tuple[str, ...] = tuple(r.kind for r in RULES)
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in RULES))
 
 
 def placeholder(kind: str) -> str:
@@ -198,6 +237,8 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
         if not any(k in lowered for k in rule.keywords):
             continue
         for m in rule.pattern.finditer(text):
+            if rule.word_start and not _starts_word(text, m.start()):
+                continue
             start, end = m.span(rule.group)
             if start < 0 or end <= start:
                 continue

@@ -59,7 +59,9 @@ def _bytecode_cache() -> Any:
 def _environment() -> Any:
     import jinja2
 
-    return jinja2.Environment(
+    from contextfork.package.handoff import JINJA_FILTERS
+
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
         bytecode_cache=_bytecode_cache(),
         autoescape=False,  # noqa: S701 - markdown and shell output, not HTML
@@ -68,6 +70,8 @@ def _environment() -> Any:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters.update(JINJA_FILTERS)  # failed-approach wording shared with harness/briefs.py
+    return env
 
 
 def load_template(name: str) -> Any:
@@ -79,6 +83,27 @@ def load_template(name: str) -> Any:
 def render_template(name: str, **context: Any) -> str:
     """Render a jinja2 template from templates/ (jinja2 imported lazily: not on hook paths)."""
     text: str = load_template(name).render(**context)
+    return text
+
+
+@cache
+def _html_environment() -> Any:
+    """Autoescaping twin of ``_environment`` for the inspector's HTML pages."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
+        bytecode_cache=_bytecode_cache(),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def render_html_template(name: str, **context: Any) -> str:
+    """Render an HTML template (autoescaped: transcript text is untrusted input)."""
+    text: str = _html_environment().get_template(name).render(**context)
     return text
 
 

@@ -1,10 +1,13 @@
 """``contextfork push|pull``: git itself is the distributed store for packages.
 
-Each package becomes one commit whose tree is exactly the package files, under
-``refs/contextfork/packages/<id>``; its parent is the package's recorded HEAD, so fetching the
-package also fetches the commit it must be resumed on. Pulled trees are untrusted input: every
-path and mode is checked before a byte is written, and a package is published only after its
-manifest verifies.
+Each package becomes one parentless commit whose tree is exactly the package files, under
+``refs/contextfork/packages/<id>``; the HEAD it must be resumed on is recorded in its
+session_metadata.json, not as a parent, so a push never carries local commits the user did not
+choose to publish (history nobody scanned for secrets). ``push`` says whether that HEAD is on
+the remote; ``--with-head`` also sends it (and the unpushed commits under it) as
+``refs/contextfork/heads/<id>``, which ``pull`` fetches. Every file sent is scanned for secrets
+first, from the commit's own blobs. Pulled trees are untrusted input: every path and mode is
+checked before a byte is written, and a package is published only after its manifest verifies.
 """
 
 from __future__ import annotations
@@ -13,22 +16,23 @@ import os
 import re
 from pathlib import Path
 
-from contextfork import atomic, gitstate
+from contextfork import atomic, gitstate, signing
 from contextfork.envelope import Problem, Result
 from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
 from contextfork.package import store
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
 from contextfork.paths import unsafe_reason
 
-REF_PREFIX = "refs/contextfork/packages/"
+REF_PREFIX = signing.REF_PREFIX
+HEAD_PREFIX = "refs/contextfork/heads/"
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 PULL_MAX_ENV = "CONTEXTFORK_PULL_MAX_BYTES"
 DEFAULT_PULL_MAX_BYTES = 256 * 1024 * 1024  # a package: snapshots capped at 1 MiB each by default
 
 
-def _tracking_prefix(remote: str) -> str:
+def _tracking_prefix(remote: str, kind: str = "") -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", remote)
-    return f"refs/contextfork/remotes/{safe}/"
+    return f"refs/contextfork/remote{kind}s/{safe}/"
 
 
 def _package_files(pkg: Path) -> list[tuple[str, Path]]:
@@ -49,16 +53,18 @@ def _sealed(root: Path, ref: store.PackageRef) -> None:
 
 
 def store_commit(root: Path, ref: store.PackageRef) -> str:
-    """The commit holding ``ref`` under refs/contextfork/packages/ (created once, then reused)."""
+    """The parentless commit holding ``ref`` under refs/contextfork/packages/ (created once,
+    then reused; one written by an older contextfork with HEAD as its parent is replaced)."""
     name = REF_PREFIX + ref.package_id
     existing = gitstate.refs_under(root, name).get(name)
-    if existing:
+    sign = signing.wanted(root)
+    if (existing and not gitstate.commit_parents(root, existing)
+            and (not sign or gitstate.is_signed(root, existing))):  # fmt: skip
         return existing
     _sealed(root, ref)
-    meta_head = _recorded_head(ref.path)
-    parent = meta_head if meta_head and gitstate.commit_exists(root, meta_head) else None
     sha = gitstate.commit_files(
-        root, _package_files(ref.path), f"contextfork package {ref.package_id}\n", parent
+        root, _package_files(ref.path), f"contextfork package {ref.package_id}\n", None,
+        sign=sign,
     )
     gitstate.update_ref(root, name, sha)
     return sha
@@ -81,38 +87,110 @@ def _secrets(refs: list[store.PackageRef]) -> dict[str, dict[str, list[str]]]:
     return {pid: files for pid, files in found.items() if files}
 
 
-def push(root: Path, remote: str, spec: str | None, *, allow_secrets: bool = False) -> Result:
-    """Push packages; one whose untracked snapshots hold a secret only with ``allow_secrets``
-    (checked for every package before anything is stored or pushed)."""
+def _sent_secrets(root: Path, stored: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    """Secrets in the blobs of the commits about to be sent (what leaves, not what is on disk)."""
+    from contextfork.package.secrets import scan_files
+
+    found: dict[str, dict[str, list[str]]] = {}
+    for pid, sha in stored.items():
+        entries = [e for e in gitstate.ls_tree_all(root, sha) if e.kind == "blob"]
+        blobs = gitstate.read_blobs(root, [e.sha for e in entries])
+        files = scan_files({e.path: blobs[e.sha] for e in entries})
+        if files:
+            found[pid] = files
+    return found
+
+
+def _refuse(secrets: dict[str, dict[str, list[str]]], remote: str) -> CheckFailed:
+    from contextfork.package.secrets import describe
+
+    first_pid, files = next(iter(secrets.items()))
+    path, kinds = next(iter(files.items()))
+    more = sum(len(f) for f in secrets.values()) - 1
+    return CheckFailed(
+        f"package {first_pid} holds a secret in {describe(path)} ({', '.join(kinds)})"
+        + (f" and {more} more file(s)" if more else "")
+        + f"; nothing pushed to {remote}",
+        hint="export again without the file and push that package by id, "
+        "or pass --allow-secrets to push it anyway",
+    )
+
+
+def _heads(root: Path, refs: list[store.PackageRef], remote: str) -> dict[str, dict[str, object]]:
+    """Per package: its recorded HEAD and how many commits under it the remote lacks."""
+    out: dict[str, dict[str, object]] = {}
+    for r in refs:
+        head = _recorded_head(r.path)
+        if not head or not gitstate.commit_exists(root, head):
+            out[r.package_id] = {"head": head, "unpushed_commits": None}
+            continue
+        out[r.package_id] = {"head": head, "unpushed_commits": gitstate.unpushed_count(root, head, remote)}
+    return out
+
+
+def _head_line(info: dict[str, object], remote: str, with_head: bool) -> str:
+    head, n = info["head"], info["unpushed_commits"]
+    short = str(head)[:12] if head else "(unborn)"
+    if n is None:
+        return f"HEAD {short} not in this repository: not sent"
+    if n == 0:
+        return f"HEAD {short} is on {remote}"
+    if with_head:
+        return f"HEAD {short} and {n} unpushed commit(s) sent as {HEAD_PREFIX}<id>"
+    return (f"HEAD {short} is NOT on {remote} ({n} unpushed commit(s), not sent): resuming "
+            "elsewhere needs it; push your branch, or push again with --with-head")  # fmt: skip
+
+
+def push(
+    root: Path,
+    remote: str,
+    spec: str | None,
+    *,
+    allow_secrets: bool = False,
+    with_head: bool = False,
+) -> Result:
+    """Push packages; one whose files hold a secret only with ``allow_secrets`` (checked for
+    every package before anything is stored or pushed, then again on the blobs to be sent).
+    Local commits are sent only with ``with_head``."""
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
         raise NotFoundError(f"no packages in {store.packages_dir(root)} to push")
     secrets = _secrets(refs)
     if secrets and not allow_secrets:
-        first_pid, files = next(iter(secrets.items()))
-        path, kinds = next(iter(files.items()))
-        more = sum(len(f) for f in secrets.values()) - 1
-        from contextfork.package.secrets import describe
-
-        raise CheckFailed(
-            f"package {first_pid} holds a secret in {describe(path)} ({', '.join(kinds)})"
-            + (f" and {more} more file(s)" if more else "")
-            + f"; nothing pushed to {remote}",
-            hint="export again without the file and push that package by id, "
-            "or pass --allow-secrets to push it anyway",
-        )
+        raise _refuse(secrets, remote)
     stored = {r.package_id: store_commit(root, r) for r in refs}
-    specs = [f"{REF_PREFIX}{pid}:{REF_PREFIX}{pid}" for pid in stored]
+    sent = _sent_secrets(root, stored)
+    if sent and not allow_secrets:
+        raise _refuse(sent, remote)
+    for pid, files in sent.items():
+        for path, kinds in files.items():
+            merged = sorted(set(secrets.setdefault(pid, {}).get(path, [])) | set(kinds))
+            secrets[pid][path] = merged
+    heads = _heads(root, refs, remote)
+    # forced: a package id names one package; an older parented commit of it is replaced
+    specs = [f"+{REF_PREFIX}{pid}:{REF_PREFIX}{pid}" for pid in stored]
+    if with_head:
+        specs += [f"{info['head']}:{HEAD_PREFIX}{pid}" for pid, info in heads.items()
+                  if info["unpushed_commits"]]  # fmt: skip
     gitstate.push_refs(root, remote, specs)
     text = f"Pushed {len(stored)} package(s) to {remote} under {REF_PREFIX}*\n" + "\n".join(
-        f"  {pid} -> {sha[:12]}" for pid, sha in stored.items()
+        f"  {pid} -> {sha[:12]}; {_head_line(heads[pid], remote, with_head)}"
+        for pid, sha in stored.items()
     )
+    from contextfork.package.secrets import code_of, describe
+
     problems = [
-        Problem("warning", "untracked_secret", f"pushed with --allow-secrets: {', '.join(kinds)}",
-                f"{pid}:untracked/{path}")
+        Problem("warning", code_of(path), f"pushed with --allow-secrets: {describe(path)} "
+                f"({', '.join(kinds)})", f"{pid}:{path}")
         for pid, files in secrets.items() for path, kinds in files.items()
     ]  # fmt: skip
-    data = {"remote": remote, "packages": stored, "secrets": secrets}
+    problems += [
+        Problem("warning", "head_not_on_remote", _head_line(info, remote, False), pid)
+        for pid, info in heads.items() if info["unpushed_commits"] and not with_head
+    ]  # fmt: skip
+    signed = {pid: gitstate.is_signed(root, sha) for pid, sha in stored.items()}
+    data = {"remote": remote, "packages": stored, "secrets": secrets, "heads": heads,
+            "with_head": with_head, "signed": signed}  # fmt: skip
     return Result("push", data=data, problems=problems, text=text)
 
 
@@ -142,7 +220,11 @@ def _check_sizes(package_id: str, entries: list[gitstate.TreeEntry]) -> None:
 
 
 def _materialize(root: Path, package_id: str, commit: str) -> None:
-    """Write one fetched package, refusing hostile trees before anything is written."""
+    """Write one fetched package, refusing hostile trees (and signatures git does not verify)
+    before anything is written."""
+    refusal = signing.fetched_refusal(root, commit)
+    if refusal:
+        raise IntegrityError(f"package {package_id}: {refusal}")
     entries = gitstate.ls_tree_all(root, commit)
     for e in entries:
         reason = unsafe_reason(e.path)
@@ -168,7 +250,8 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
 
 def pull(root: Path, remote: str) -> Result:
     prefix = _tracking_prefix(remote)
-    gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*")
+    heads = _tracking_prefix(remote, "-head")
+    gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*", f"+{HEAD_PREFIX}*:{heads}*")
     gitstate.ensure_excluded(root)
     local = {r.package_id for r in store.list_packages(root)}
     pulled, present, problems = [], [], []
@@ -190,5 +273,6 @@ def pull(root: Path, remote: str) -> Result:
     text = (f"Pulled {len(pulled)} package(s) from {remote} ({len(present)} already here, "
             f"{len(problems)} refused)\n" + "\n".join(f"  + {p}" for p in pulled))  # fmt: skip
     code = 3 if problems else 0
-    data = {"remote": remote, "pulled": pulled, "already_present": present}
+    signed = [p for p in pulled if gitstate.is_signed(root, REF_PREFIX + p)]
+    data = {"remote": remote, "pulled": pulled, "already_present": present, "signed": signed}
     return Result("pull", data=data, problems=problems, exit_code=code, text=text)

@@ -13,11 +13,11 @@ app = typer.Typer(
     name="contextfork",
     help="See, fold, render and fork long AI coding-agent sessions without losing anything.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
-# One module per area; each exposes register(app). Missing ones are skipped while the tool grows.
+# One module per area; each exposes register(app).
 _AREAS = (
     "package_cmds",
     "status_cmds",
@@ -26,16 +26,11 @@ _AREAS = (
     "lifecycle_cmds",
     "hooks_cmds",
     "harness_cmds",
+    "view_cmds",
 )
 
 for _name in _AREAS:
-    try:
-        _mod = importlib.import_module(f"contextfork.cli.{_name}")
-    except ModuleNotFoundError as _err:
-        if _err.name != f"contextfork.cli.{_name}":
-            raise
-        continue
-    _mod.register(app)
+    importlib.import_module(f"contextfork.cli.{_name}").register(app)
 
 
 def run(args: list[str]) -> int:

@@ -32,13 +32,18 @@ class PipeClosed(Exception):
     """The reader of stdout went away; ``cli.app.run`` turns it into a silent exit 141."""
 
 
-def _wants_json() -> bool:
-    return "--json" in sys.argv
+def _wants_json(kwargs: dict[str, Any]) -> bool:
+    """The parsed ``--json`` option (named ``json`` or ``as_json``), not ``sys.argv``.
+
+    Reading argv broke in-process calls (CliRunner, the docs generator) and misread a
+    ``--json`` that was an option's value.
+    """
+    return bool(kwargs.get("as_json", kwargs.get("json", False)))
 
 
-def fail(command: str, err: ContextforkError) -> None:
+def fail(command: str, err: ContextforkError, as_json: bool = False) -> None:
     """Print one line (or a JSON envelope) and exit with the error's code."""
-    raise typer.Exit(render_error(command, err, _wants_json()))
+    raise typer.Exit(render_error(command, err, as_json))
 
 
 def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
@@ -50,7 +55,7 @@ def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
             try:
                 return fn(*args, **kwargs)
             except ContextforkError as err:
-                fail(command, err)
+                fail(command, err, _wants_json(kwargs))
             except KeyboardInterrupt:
                 print(f"contextfork {command}: interrupted", file=sys.stderr)
                 raise typer.Exit(130) from None
@@ -58,7 +63,7 @@ def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
                 raise PipeClosed from None  # not an OSError, so click does not exit 1 on it
             except OSError as err:
                 generic = ContextforkError(f"{err.strerror or err}: {err.filename or ''}".strip())
-                fail(command, generic)
+                fail(command, generic, _wants_json(kwargs))
             raise AssertionError("unreachable")  # pragma: no cover
 
         return wrapper

@@ -10,15 +10,8 @@ from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 
 def _harness() -> Any:
-    from contextfork.errors import UsageError
+    from contextfork.harness import install as harness_install
 
-    try:
-        from contextfork.harness import install as harness_install
-    except ModuleNotFoundError as exc:
-        raise UsageError(
-            "agent-harness hooks are not available in this build (contextfork.harness.install "
-            "is missing)", hint="use --git, or upgrade contextfork",
-        ) from exc  # fmt: skip
     return harness_install
 
 

@@ -93,18 +93,29 @@ def register(app: typer.Typer) -> None:
         allow_secrets: Annotated[
             bool,
             typer.Option(
-                "--allow-secrets", help="Push even if an untracked snapshot holds a secret."
+                "--allow-secrets", help="Push even if a package file holds a secret."
+            ),
+        ] = False,
+        with_head: Annotated[
+            bool,
+            typer.Option(
+                "--with-head",
+                help="Also send the recorded HEAD and the unpushed commits under it.",
             ),
         ] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
-        """Store packages as commits under refs/contextfork/packages/ and push them.
+        """Store packages as parentless commits under refs/contextfork/packages/ and push them.
 
-        Refuses (exit 1) when an untracked snapshot holds a secret, unless --allow-secrets."""
+        Says whether each package's HEAD is on the remote; local commits are sent only with
+        --with-head. Refuses (exit 1) when a file to send holds a secret, unless --allow-secrets."""
         from contextfork import sharing
 
-        emit(sharing.push(repo_root(repo), remote, package, allow_secrets=allow_secrets), json)
+        result = sharing.push(
+            repo_root(repo), remote, package, allow_secrets=allow_secrets, with_head=with_head
+        )
+        emit(result, json)
 
     @app.command()
     @guarded("pull")

@@ -21,22 +21,37 @@ def _replay_table(result: Result) -> None:
     data: dict[str, Any] = result.data
     card = data["price_card"]
     table = Table(title=f"replay · {Path(data['transcript'] or '').name} · {data['steps']} steps")
-    for col in ("policy", "prompt", "×base", "cached", "fresh", "peak", "rewr/app",
-                "epochs", "cost $", "ms/step", "carriage"):
+    for col in ("policy", "prompt", "×native", "×base", "cached", "writes", "peak", "rewr/app",
+                "epochs", "cost $", "$ ×native", "ms/step", "carriage"):
         table.add_column(col, justify="right", no_wrap=True)
+
+    def ratio(v: float | None) -> str:
+        return "" if v is None else f"{v:.3f}"
+
     for p in data["policies"]:
         table.add_row(
-            p["policy"], f"{p['prompt_tokens']:,}",
-            "" if p["ratio_to_base"] is None else f"{p['ratio_to_base']:.3f}",
-            f"{p['cached_share']:.3f}", f"{p['fresh_tokens']:,}",
+            p["policy"], f"{p['prompt_tokens']:,}", ratio(p["ratio_to_native"]),
+            ratio(p["ratio_to_base"]), f"{p['cached_share']:.3f}",
+            f"{p['cache_write_tokens'] + p['fresh_tokens']:,}",
             f"{p['peak_prompt']:,}", f"{p['rewrites']}/{p['appends']}",
-            str(p["epochs"]), f"{p['cost_usd']:.4f}", f"{p['render_ms_median']:.3f}",
-            "" if p["carriage"] is None else f"{p['carriage']:.3f}",
+            str(p["epochs"]), f"{p['cost_usd']:.4f}", ratio(p["cost_ratio_to_native"]),
+            f"{p['render_ms_median']:.3f}", ratio(p["carriage"]),
         )
     c = console()
     c.print(table)
+    h = data["harness"]
+    c.print(f"tokens are the harness's: {h['overhead_tokens']:,} overhead + {h['scale']} × "
+            f"rendered o200k tokens ({h['source']}); window {data['window_tokens']:,} "
+            f"({data['window_source']})")
+    rec = data.get("native_recorded")
+    if rec:
+        c.print(f"native as recorded: {rec['prompt_tokens']:,} prompt tokens, "
+                f"${rec['cost_usd']:.4f} prompt side, ${rec['bill_usd']:.4f} with output")
+    write = card["cache_write_per_mtok"]
     c.print(f"price card {card['name']}: input ${card['input_per_mtok']}/Mtok, cache read "
-            f"${card['cache_read_per_mtok']}/Mtok ({card['note']})")
+            f"${card['cache_read_per_mtok']}/Mtok, cache write "
+            + (f"${write}/Mtok" if write is not None else "none (implicit cache)")
+            + f", TTL {card['ttl_seconds']} s ({card['note']})")
     if data.get("plot"):
         c.print(f"plot written to {data['plot']}")
 
@@ -48,7 +63,7 @@ def register(app: typer.Typer) -> None:
         transcript: TranscriptOpt,
         step: Annotated[int | None, typer.Option("--step", help="Step t (default: next).")] = None,
         k: KOpt = 3,
-        policy: Annotated[str, typer.Option("--policy", help="base|refold|epoch|mask|compact")]
+        policy: Annotated[str, typer.Option("--policy", help="native|base|refold|epoch|mask|compact")]
         = "refold",
         restore: Annotated[int | None, typer.Option("--restore", help="Answer `restore STEP`.")]
         = None,
@@ -84,16 +99,20 @@ def register(app: typer.Typer) -> None:
     def replay_cmd(
         transcript: TranscriptOpt,
         policy: Annotated[str, typer.Option("--policy", help="Comma-separated policies.")]
-        = "base,refold,epoch,mask,compact",
+        = "native,base,refold,epoch,mask,compact",
         price_card: Annotated[Path | None, typer.Option("--price-card", help="Price card JSON.")]
         = None,
         k: KOpt = 3,
         budget: Annotated[int | None, typer.Option("--budget", help="epoch token budget.")]
         = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="out.svg | out.html")] = None,
+        ttl: Annotated[int | None, typer.Option(
+            "--ttl", help="Prompt cache TTL in seconds (300 = Anthropic's default, 3600 = the "
+            "1-hour cache; default: what the recorded usage shows, else 300).")] = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Render every step under each policy and print the bill (tokens, cache, cost)."""
+        """Render every step under each policy and print the bill against what the harness
+        really sent (native): tokens, cache reads and writes, cost, carriage."""
         from rich.progress import Progress as RichProgress
 
         from contextfork.render.commands import replay_command
@@ -113,5 +132,6 @@ def register(app: typer.Typer) -> None:
                 done[0] += 1
                 bar.update(task, completed=done[0], description=f"replay {name}")
 
-            result = replay_command(transcript, policy, price_card, k, budget, tick, plot, start)
+            result = replay_command(transcript, policy, price_card, k, budget, tick, plot, start,
+                                    ttl=ttl)
         emit(result, as_json, _replay_table)

@@ -59,3 +59,14 @@ def register(app: typer.Typer) -> None:
         from contextfork.telemetry.policy_cmd import init
 
         emit(init(repo, Path.cwd(), force=force), as_json)
+
+    @app.command("statusline")
+    def statusline() -> None:
+        """The Claude Code statusLine command: reads its JSON on stdin, prints the badge.
+
+        The console entry point answers this command before Typer loads (it runs after every
+        assistant message); it is registered here so that --help and the docs list it.
+        """
+        from contextfork.telemetry.statusline import main as statusline_main
+
+        raise typer.Exit(statusline_main([]))

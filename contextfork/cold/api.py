@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.cold import index as idx
+from contextfork.cold import stepkeys
 from contextfork.cold.evict import begin_turn, evict_one, load_turn, save_turn
 from contextfork.cold.hydrate import body_of, hydrate_one, record, render_block
 from contextfork.cold.layout import (
@@ -84,39 +85,49 @@ def fold_session(
     progress: Callable[[int, int], None] | None = None,
 ) -> Result:
     """Fold every step of a real transcript (deterministic briefs, raw lines as payload)."""
+    from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.node import build_node
-    from contextfork.cold.store import commit_many
     from contextfork.cold.summary import brief
     from contextfork.transcript import load_session
+    from contextfork.transcript.model import Step
 
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
     sess = load_session(require_regular(Path(transcript), "transcript"))
     phash = policy_sha256(load_policy(layout))
-    nodes = []
     total = len(sess.steps)
-    for i, step in enumerate(sess.steps, 1):
-        summary, index_text, intents, commands = brief(step)
+    done = 0
+
+    def build(step: Step, step_id: int, is_open: bool) -> dict[str, Any]:
+        nonlocal done
+        summary, index_text, intents, commands = brief(step, step_id)
         src: dict[str, Any] = {"kind": "transcript", "format": sess.format,
-                               "file": Path(transcript).name}
+                               "file": Path(transcript).name, "step_key": step.identity,
+                               "position": step.index}
+        if is_open:
+            src["open"] = True  # the session's last step: it may still grow
         if step.raw:
             src["offsets"] = [step.raw[0].offset, step.raw[-1].offset]
             src["lines"] = len(step.raw)
         if step.started_at:
             src["timestamp"] = step.started_at
-        nodes.append(build_node(session_id=layout.session_id, step_id=step.index, summary=summary,
-                                payload=step.raw_bytes(), policy_sha256=phash, intents=intents,
-                                index_text=index_text, extra_commands=commands, source=src))
+        done += 1
         if progress:
-            progress(i, total)
-    outcomes = commit_many(layout, nodes)
-    written = sum(o.status == "written" for o in outcomes)
-    redactions = sum(len(o.node["redactions"]) for o in outcomes)
-    stored = sum(int(o.node["payload_bytes"]) for o in outcomes)
+            progress(min(done, total), total)
+        return build_node(session_id=layout.session_id, step_id=step_id, summary=summary,
+                          payload=step.raw_bytes(), policy_sha256=phash, intents=intents,
+                          index_text=index_text, extra_commands=commands, source=src)
+
+    folded = fold_keyed(layout, sess.steps, build)
+    outcomes = [p.node for p in folded.placed]
+    written = folded.written
+    redactions = sum(len(n["redactions"]) for n in outcomes)
+    stored = sum(int(n["payload_bytes"]) for n in outcomes)
     data = {"session_id": layout.session_id, "transcript": str(transcript), "format": sess.format,
             "steps": total, "written": written, "unchanged": total - written,
             "payload_bytes": stored, "redactions": redactions,
-            "tokens": sum(int(o.node["token_count"]) for o in outcomes), "store": str(layout.dir)}
+            "tokens": sum(int(n["token_count"]) for n in outcomes), "store": str(layout.dir),
+            "step_ids": {str(k): v for k, v in folded.ids.items() if k != v}}
     return Result("fold session", data=data,
                   text=f"folded {total} steps into {layout.dir} ({written} new, {redactions} redactions)")
 
@@ -273,6 +284,7 @@ def rebuild_index(
     with store_lock(layout):
         policy = ensure_policy(layout)
         with idx.opened(layout) as conn:
+            stepkeys.ensure(conn)
             with idx.transaction(conn):
                 idx.clear(conn)
                 for path in node_files(layout):
@@ -286,6 +298,7 @@ def rebuild_index(
                         skipped.append(path.name)
                         continue
                     idx.add_node(conn, node)
+                    stepkeys.record(conn, node)  # version chains survive a rebuild
             count = idx.node_count(conn)
             idx.export_ipcf_view(conn, layout, policy_sha256(policy))
     return Result("fold index", data={"nodes": count, "skipped": skipped,

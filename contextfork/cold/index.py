@@ -96,7 +96,7 @@ def add_node(conn: sqlite3.Connection, node: dict[str, Any]) -> None:
             json.dumps(node["intents"]),
         ),
     )
-    terms = sorted(set(node["identifiers"]))
+    terms = sorted(set(node.get("index_terms", node["identifiers"])))
     conn.executemany("INSERT OR IGNORE INTO postings VALUES (?,?)", [(t, sid) for t in terms])
     conn.executemany(
         "INSERT INTO terms VALUES (?,1) ON CONFLICT(term) DO UPDATE SET df=df+1", [(t,) for t in terms]

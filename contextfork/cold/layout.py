@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
-from contextfork.hashing import canonical_sha256
 from contextfork.paths import contained
 from contextfork.statedir import ensure_for_store
 
 IPCF_VERSION = "1.1"
 NODE_VERSION = 1
-PROJECTION_VERSION = 1
+PROJECTION_VERSION = "ipcf-projection-v2"  # version 1 (ours) is still verified on read
 STEP_MAX = 999_999
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -53,7 +52,11 @@ DEFAULT_POLICY: dict[str, object] = {
 
 
 def policy_sha256(policy: dict[str, object]) -> str:
-    return canonical_sha256(policy)
+    """The folding policy hash that enters every projection: over the IPCF view of the policy
+    (cold.projection.ipcf_policy_view), so default caps hash like any IPCF-1.1 peer's default."""
+    from contextfork.cold.projection import folding_policy_hash
+
+    return folding_policy_hash(policy)
 
 
 def step_key(step_id: int) -> str:
@@ -171,7 +174,9 @@ class StoreLayout:
 
 
 def layout_for(repo: Path | None, session_id: str) -> StoreLayout:
-    root = find_repo_root(repo) / ".contextfork" / "cold"
+    from contextfork.paths import state_path
+
+    root = state_path(find_repo_root(repo), "cold")
     return StoreLayout(root=root, session_id=check_session_id(session_id))
 
 

@@ -39,6 +39,11 @@ class ColdNode(_Model):
     files: list[str]
     commands: list[str]
     errors: list[str]
+    # Our recall-index terms (outside the normative projection); absent on version-1 nodes.
+    index_terms: list[str] | None = None
+    index_files: list[str] | None = None
+    index_commands: list[str] | None = None
+    index_errors: list[str] | None = None
     intents: list[str]
     refs: list[int]
     token_count: int = Field(ge=0)
@@ -46,7 +51,7 @@ class ColdNode(_Model):
     tokenizer: Literal["o200k_base"]
     sanitized: bool
     redactions: list[RedactionRecord]
-    projection_version: Literal[1]
+    projection_version: Literal[1, "ipcf-projection-v2"]
     policy_sha256: Sha256 = Field(pattern=r"^[0-9a-f]{64}$")
     source: dict[str, object]
     payload_sha256: Sha256 = Field(pattern=r"^[0-9a-f]{64}$")

@@ -18,7 +18,8 @@ import unicodedata
 from typing import Any
 
 from contextfork.cold.identifiers import Extracted, extract, step_refs
-from contextfork.cold.layout import IPCF_VERSION, NODE_VERSION, PROJECTION_VERSION, step_key
+from contextfork.cold.layout import IPCF_VERSION, NODE_VERSION, step_key
+from contextfork.cold.projection import PROJECTION_V2, normative_terms, projection_v2
 from contextfork.errors import IntegrityError
 from contextfork.hashing import canonical_json, canonical_sha256, sha256_bytes
 from contextfork.redact import redact_text
@@ -33,6 +34,9 @@ def payload_bytes_of(node: dict[str, Any]) -> bytes:
 
 
 def projection_of(node: dict[str, Any]) -> dict[str, Any]:
+    """The normative IPCF projection; nodes written before it keep their own (version 1)."""
+    if node["projection_version"] == PROJECTION_V2:
+        return projection_v2(node)
     return {
         "projection_version": node["projection_version"],
         "step_id": node["step_id"],
@@ -93,7 +97,8 @@ def build_node(
         else (clean_summary + "\n" + (content if encoding == "utf-8" else ""))
     )
     ext: Extracted = extract(basis, extra_commands=extra_commands)
-    identifiers = list(ext.all_terms())[:MAX_IDENTIFIERS]
+    index_terms = list(ext.all_terms())[:MAX_IDENTIFIERS]
+    normative = normative_terms(clean_summary, content if encoding == "utf-8" else "")
     own_refs = sorted({r for r in (refs or []) + step_refs(clean_summary) if 0 < r < step_id})
     node: dict[str, Any] = {
         "ipcf_version": IPCF_VERSION,
@@ -105,10 +110,15 @@ def build_node(
         "content": content,
         "content_encoding": encoding,
         "payload_bytes": len(content.encode("utf-8")) if encoding == "utf-8" else len(payload),
-        "identifiers": identifiers,
-        "files": list(ext.files),
-        "commands": list(ext.commands),
-        "errors": list(ext.errors),
+        # The projection's four lists (the specification's extraction), then our index terms.
+        "identifiers": normative["identifiers"],
+        "files": normative["files"],
+        "commands": normative["commands"],
+        "errors": normative["errors"],
+        "index_terms": index_terms,
+        "index_files": list(ext.files),
+        "index_commands": list(ext.commands),
+        "index_errors": list(ext.errors),
         "intents": sorted({normalize(i).strip() for i in (intents or []) if i.strip()}),
         "refs": own_refs,
         "token_count": counter(content),
@@ -116,7 +126,7 @@ def build_node(
         "tokenizer": "o200k_base",
         "sanitized": True,
         "redactions": redactions,
-        "projection_version": PROJECTION_VERSION,
+        "projection_version": PROJECTION_V2,
         "policy_sha256": policy_sha256,
         "source": source or {"kind": "cli"},
     }

@@ -7,6 +7,10 @@ budget, its terms are *dropped* rather than handed to an older node: a tight bud
 missing context, never stale context. Then one hop of explicit references ("re-applied after
 the rollback in step 4") is followed for nodes that are not themselves superseded.
 
+Picks stay in selection order — the node covering most uncovered terms first, then the nodes
+that explain them — which is the order the reference reports ("hydrate Steps 342, 137, 447")
+and the order the prompt hook injects them in.
+
 Steps are grouped by the exact set of prompt terms they cover (a bitmask), so each greedy round
 costs O(distinct masks), not O(candidate nodes).
 """
@@ -130,5 +134,4 @@ def select(conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: i
                 sel.picks.append(Pick(ref, "explains", [], cost[0], cost[1], explains=pick.step_id))
                 taken.add(ref)
                 left -= cost[0]
-    sel.picks.sort(key=lambda p: p.step_id)
-    return sel
+    return sel  # in selection order (RGSC's), as IPCF reports and injects them

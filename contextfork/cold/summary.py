@@ -21,7 +21,11 @@ _CMD_KEYS = ("command", "cmd")
 
 
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    """Flattened and cut to ``limit``; secrets are scrubbed first, so a cut never leaves part of
+    one behind (a key cut mid-way no longer matches its rule)."""
+    from contextfork.redact import redact_text
+
+    flat = " ".join(redact_text(text)[0].split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -41,8 +45,9 @@ def _tool_arg(inp: dict[str, Any]) -> tuple[str, str | None, str | None]:
     return json.dumps(inp, sort_keys=True, ensure_ascii=False), None, None
 
 
-def brief(step: Step) -> tuple[str, str, list[str], tuple[str, ...]]:
-    """(summary, index_text, intents, commands) for one step."""
+def brief(step: Step, label: int | None = None) -> tuple[str, str, list[str], tuple[str, ...]]:
+    """(summary, index_text, intents, commands) for one step; ``label`` is the number the
+    summary names it by (its cold store id; the transcript position by default)."""
     parts: list[str] = []
     index: list[str] = []
     intents: set[str] = set()
@@ -76,5 +81,5 @@ def brief(step: Step) -> tuple[str, str, list[str], tuple[str, ...]]:
                 parts.append(f"{flag}: (empty)")
     if not parts:
         parts.append("(no content)")
-    summary = f"Step {step.index}: " + "; ".join(parts)
+    summary = f"Step {step.index if label is None else label}: " + "; ".join(parts)
     return summary, "\n".join(index), sorted(intents), tuple(commands)

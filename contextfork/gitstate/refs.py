@@ -27,14 +27,42 @@ def merge_base(root: Path, a: str, b: str) -> str | None:
 
 
 def commit_files(
-    root: Path, files: list[tuple[str, Path]], message: str, parent: str | None
-) -> str:
-    """A commit whose tree holds ``files`` (path in tree, source file); returns its SHA."""
+    root: Path, files: list[tuple[str, Path]], message: str, parent: str | None,
+    *, sign: bool = False,
+) -> str:  # fmt: skip
+    """A commit whose tree holds ``files`` (path in tree, source file); returns its SHA.
+    ``sign``: signed with the user's configured key (``user.signingkey``, ``gpg.format``)."""
     tree = build_tree(root, None, b"", [("100644", rel, src) for rel, src in files])
     args = ["commit-tree", tree, "-m", message]
     if parent:
         args += ["-p", parent]
+    if sign:
+        args.append("-S")
     return out(root, *args, env=_ident_env())
+
+
+def is_signed(root: Path, sha: str) -> bool:
+    """The commit carries a signature header (whether it verifies is ``verify_commit``'s job)."""
+    header = run(root, ["cat-file", "commit", sha]).stdout.split(b"\n\n", 1)[0]
+    return any(line.startswith(b"gpgsig") for line in header.split(b"\n"))
+
+
+def verify_commit(root: Path, sha: str) -> str | None:
+    """None when git verifies the commit's signature, else git's first line of complaint."""
+    proc = run(root, ["verify-commit", sha], check=False)
+    if proc.returncode == 0:
+        return None
+    lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[0].strip() if lines else "signature does not verify"
+
+
+def blob_ids(root: Path, files: list[Path]) -> list[str]:
+    """Git's blob id of each file, as ``hash-object`` computes it (no filters)."""
+    if not files:
+        return []
+    listing = "".join(f"{f}\n" for f in files).encode("utf-8", "surrogateescape")
+    data = run(root, ["hash-object", "--no-filters", "--stdin-paths"], input=listing).stdout
+    return data.decode().split()
 
 
 def _ident_env() -> dict[str, str]:
@@ -66,8 +94,17 @@ def push_refs(root: Path, remote: str, refspecs: list[str]) -> None:
     run(root, ["push", "--quiet", remote, *refspecs])
 
 
-def fetch_refs(root: Path, remote: str, refspec: str) -> None:
-    run(root, ["fetch", "--quiet", "--no-tags", remote, refspec])
+def fetch_refs(root: Path, remote: str, *refspecs: str) -> None:
+    run(root, ["fetch", "--quiet", "--no-tags", remote, *refspecs])
+
+
+def commit_parents(root: Path, sha: str) -> list[str]:
+    return out(root, "rev-list", "--parents", "-n1", sha).split()[1:]
+
+
+def unpushed_count(root: Path, sha: str, remote: str) -> int:
+    """Commits reachable from ``sha`` that no remote-tracking ref of ``remote`` holds."""
+    return int(out(root, "rev-list", "--count", sha, "--not", f"--remotes={remote}"))
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_file
+from contextfork.paths import state_path
 
 if TYPE_CHECKING:
     from contextfork.harness.hookrunner import HookInput
@@ -109,12 +110,14 @@ def anti_loop_lines(pkg: Path) -> list[str]:
         handoff = json.loads((pkg / "handoff.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
+    from contextfork.package.handoff import barred, step_suffix
+
     out = []
     for f in handoff.get("failed_approaches") or []:
         if not isinstance(f, dict):
             continue
-        step = f" (step {f['step']})" if f.get("step") else ""
-        out.append(f"- Do not {f.get('barred_action', '').strip()} — {f.get('approach', '')}{step}")
+        out.append(f"- Do not {barred(f.get('barred_action'))} — {f.get('approach', '')}"
+                   f"{step_suffix(f)}")  # fmt: skip
     return out
 
 
@@ -132,7 +135,7 @@ def compact_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     errors = check.data["errors"]
     summary = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")
     sid = hook.session_id or "SESSION"
-    store = hook.root / ".contextfork" / "cold" / sid
+    store = state_path(hook.root, "cold", sid)
     lines = [
         "# contextfork: context after compaction",
         "",

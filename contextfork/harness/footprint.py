@@ -18,6 +18,7 @@ from typing import Any
 from contextfork import atomic
 from contextfork.errors import ContextforkError
 from contextfork.inputfile import open_regular
+from contextfork.paths import state_path
 from contextfork.statedir import ensure_state_dir
 
 TAIL_BYTES = 512 * 1024
@@ -123,7 +124,7 @@ def _state_path(root: Path, session_id: str) -> Path:
     from contextfork.cold.layout import check_session_id
 
     check_session_id(session_id)  # never a path out of the state dir
-    return root / ".contextfork" / "harness" / f"{session_id}.json"
+    return state_path(root, "harness", f"{session_id}.json")
 
 
 def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | None:

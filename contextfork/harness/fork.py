@@ -24,6 +24,7 @@ from contextfork.envelope import Problem, Result
 from contextfork.errors import IntegrityError, UsageError
 from contextfork.harness.hookrunner import fork_record_path
 from contextfork.hashing import sha256_file, sha256_text
+from contextfork.paths import state_path
 
 STUB_MIN_CHARS = 2_000
 STUB_PREFIX = "[contextfork: tool result folded out of this fork"
@@ -95,25 +96,33 @@ def build_fork(
     session: Any, repo: Path, orig_id: str, new_id: str, *, min_chars: int = STUB_MIN_CHARS
 ) -> ForkPlan:
     """The fork's lines (pure: reads the cold store, writes nothing)."""
+    from contextfork.cold.keyed import known_ids
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
 
-    layout = StoreLayout(repo / ".contextfork" / "cold", check_session_id(orig_id))
+    layout = StoreLayout(state_path(repo, "cold"), check_session_id(orig_id))
+    cold_ids = known_ids(layout, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[str, int]] = {}
     for step in session.steps:
         for r in step.raw:
-            raw.setdefault(r.offset, (r.text, step.index))
+            raw.setdefault(r.offset, (r.text, cold_ids.get(step.index, step.index)))
+    objs = {offset: json.loads(text) for offset, (text, _) in raw.items()}
+    # Every new uuid up front: a compaction boundary names its summary line, which comes after it.
+    renamed = {
+        str(o["uuid"]): str(uuid.uuid4()) for o in objs.values() if isinstance(o.get("uuid"), str)
+    }
     verified: dict[int, dict[str, str]] = {}
     uuids: dict[str, str] = {}
     plan = ForkPlan(new_id)
     last_new: str | None = None
     for offset in sorted(raw):
-        text, step_index = raw[offset]
-        obj = json.loads(text)
+        step_index = raw[offset][1]
+        obj = objs[offset]
         old = obj.get("uuid")
-        new_uuid = str(uuid.uuid4()) if isinstance(old, str) else None
+        new_uuid = renamed.get(old) if isinstance(old, str) else None
         if isinstance(old, str) and new_uuid:
             uuids[old] = new_uuid
+        _rename_preserved(obj, renamed)
         for key in ("parentUuid", "logicalParentUuid"):
             if isinstance(obj.get(key), str):
                 mapped = uuids.get(obj[key])
@@ -168,6 +177,30 @@ def build_fork(
                 obj.pop("toolUseResult", None)  # the UI copy of the same bytes
         plan.lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
     return plan
+
+
+def _rename_preserved(obj: dict[str, Any], renamed: dict[str, str]) -> None:
+    """Point a boundary's preserved segment at the fork's uuids.
+
+    Claude Code 2.1 rebuilds the live view on resume from ``compactMetadata.preservedSegment``
+    (walk ``tailUuid`` back to ``headUuid``, hang it after ``anchorUuid``, the summary); left on
+    the original's uuids the walk fails and the resumed fork silently drops those messages.
+    """
+    meta = obj.get("compactMetadata")
+    if not isinstance(meta, dict):
+        return
+    seg = meta.get("preservedSegment")
+    if isinstance(seg, dict):
+        for k in ("headUuid", "anchorUuid", "tailUuid"):
+            if isinstance(seg.get(k), str) and seg[k] in renamed:
+                seg[k] = renamed[seg[k]]
+    listed = meta.get("preservedMessages")
+    if isinstance(listed, dict):
+        if isinstance(listed.get("anchorUuid"), str) and listed["anchorUuid"] in renamed:
+            listed["anchorUuid"] = renamed[listed["anchorUuid"]]
+        for k in ("uuids", "allUuids"):
+            if isinstance(listed.get(k), list):
+                listed[k] = [renamed.get(u, u) if isinstance(u, str) else u for u in listed[k]]
 
 
 def _conversation(session: Any) -> list[tuple[Any, ...]]:
@@ -227,7 +260,7 @@ def window_tokens(session: Any) -> dict[str, int]:
     """Exact o200k tokens of the conversation text: whole chain, and after the last compaction."""
     from contextfork.tokens import count_tokens
 
-    last_compact = max((c.before_step for c in session.compactions), default=1)
+    live = {s.index for s in session.live_steps()}  # incl. a preserved segment
     chain = window = 0
     for s in session.steps:
         parts = []
@@ -240,7 +273,7 @@ def window_tokens(session: Any) -> dict[str, int]:
                 parts.append(b.content)
         n = count_tokens("\n".join(parts))
         chain += n
-        if s.index >= last_compact:
+        if s.index in live:
             window += n
     return {"chain": chain, "window": window}
 

@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from contextfork.paths import state_path
+
 MAX_CONTEXT_CHARS = 9_500
 LOG_MAX_BYTES = 256 * 1024
 _EVENT_NAMES = {
@@ -113,7 +115,7 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
         from contextfork.statedir import ensure_state_dir
 
         ensure_state_dir(root)
-        path = root / ".contextfork" / "logs" / "hooks.log"
+        path = state_path(root, "logs", "hooks.log")
         line = (
             json.dumps(
                 {"at": datetime.now(UTC).isoformat(timespec="milliseconds"), **record},
@@ -169,7 +171,7 @@ def fork_record_path(root: Path, session_id: str) -> Path:
     from contextfork.cold.layout import check_session_id
 
     check_session_id(session_id)
-    return root / ".contextfork" / "harness" / "forks" / f"{session_id}.json"
+    return state_path(root, "harness", "forks", f"{session_id}.json")
 
 
 def parent_session(root: Path, session_id: str) -> str | None:
@@ -203,7 +205,7 @@ def _hydrated_nodes(
     from contextfork.hashing import sha256_text
 
     assert hook.root is not None
-    layout = StoreLayout(hook.root / ".contextfork" / "cold", check_session_id(session_id))
+    layout = StoreLayout(state_path(hook.root, "cold"), check_session_id(session_id))
     if not layout.sqlite.exists():
         return [], {"store": "absent"}
     res = cold_api.scan(hook.prompt, store_dir=layout.dir)

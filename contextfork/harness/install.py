@@ -2,7 +2,9 @@
 
 A settings file belongs to the user: other hooks, permissions, env, a statusLine someone else
 set. So we never rewrite it wholesale. We add our entries next to theirs, recognise our own by
-their command string (``contextfork hook <event>`` / ``contextfork statusline``), keep the
+their command string (``<contextfork> hook <event>`` / ``<contextfork> statusline``, where
+``<contextfork>`` is the absolute entry point, checked at install time, or the bare name older
+versions wrote — see ``entrypoint``), keep the
 file's key order and formatting (indent, line endings, final newline), and on uninstall put
 back exactly what was there: the original bytes when the file is still as we left it, else only
 our entries come out and the containers that existed before (even an empty ``"hooks": {}``)
@@ -15,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,23 +25,40 @@ from contextfork.envelope import Problem, Result
 from contextfork.errors import UsageError
 from contextfork.harness import install_state
 
-EXE = "contextfork"
-STATUSLINE_COMMAND = f"{EXE} statusline"
-
-# event → (command, timeout seconds, matcher or None)
+# event → (arguments after the contextfork command, timeout seconds, matcher or None). The
+# command itself is the absolute entry point found and checked at install time (entrypoint).
 CLAUDE_HOOKS: dict[str, tuple[str, int, str | None]] = {
-    "UserPromptSubmit": (f"{EXE} hook user-prompt-submit", 10, None),
-    "PreCompact": (f"{EXE} hook pre-compact", 120, None),
-    "SessionStart": (f"{EXE} hook session-start", 30, None),
+    "UserPromptSubmit": ("hook user-prompt-submit", 10, None),
+    "PreCompact": ("hook pre-compact", 120, None),
+    "SessionStart": ("hook session-start", 30, None),
 }
 CODEX_HOOKS: dict[str, tuple[str, int, str | None]] = {
-    "UserPromptSubmit": (f"{EXE} hook user-prompt-submit --codex", 10, None),
-    "PreCompact": (f"{EXE} hook pre-compact --codex", 120, None),
-    "SessionStart": (f"{EXE} hook session-start --codex", 30, None),
+    "UserPromptSubmit": ("hook user-prompt-submit --codex", 10, None),
+    "PreCompact": ("hook pre-compact --codex", 120, None),
+    "SessionStart": ("hook session-start --codex", 30, None),
 }
+STATUSLINE_ARGS = "statusline"
+# Ours in any form we ever wrote: bare `contextfork ...` (earlier versions), an absolute console
+# script (quoted when the path has a space) or `<python> -m contextfork ...`.
 _OURS = re.compile(
-    r"(^|[/\\\s\"'])contextfork(\.exe)?\"?\s+(hook\s+(user-prompt-submit|pre-compact|session-start)|statusline)(\s|$)"
+    r"(^|[/\\\s\"'])contextfork(\.exe)?[\"']?\s+(hook\s+(user-prompt-submit|pre-compact|session-start)|statusline)(\s|$)"
 )
+
+
+def with_command(
+    table: dict[str, tuple[str, int, str | None]], command: str
+) -> dict[str, tuple[str, int, str | None]]:
+    """The hook table with each entry's arguments behind ``command`` (the entry point)."""
+    return {event: (f"{command} {args}", t, m) for event, (args, t, m) in table.items()}
+
+
+def entry_command(command: str | None = None) -> str:
+    """The absolute, shell-quoted contextfork command, checked to run without our PATH."""
+    if command is not None:
+        return command
+    from contextfork.harness.entrypoint import checked_command
+
+    return checked_command()
 
 
 def is_ours(command: object) -> bool:
@@ -206,19 +224,6 @@ def unmerge_hooks(
     return report
 
 
-def _exe_problem() -> list[Problem]:
-    if shutil.which(EXE) is None:
-        return [
-            Problem(
-                "warning",
-                "not_on_path",
-                f"`{EXE}` is not on PATH; the harness will not find the hook commands",
-                None,
-            )
-        ]
-    return []
-
-
 def _put_back(
     root: Path, path: Path, data: dict[str, Any], current: bytes, rec: install_state.Record | None
 ) -> str:
@@ -238,19 +243,29 @@ def _put_back(
     return "entries_removed"
 
 
-def install_claude(root: Path, scope: str) -> Result:
+def install_claude(root: Path, scope: str, command: str | None = None) -> Result:
+    """Merge our hooks and statusLine into Claude Code's settings.
+
+    ``command`` is the contextfork command to install (default: the absolute entry point of
+    this installation, checked to run before anything is written).
+    """
     path = claude_settings_path(root, scope)
     existed = path.exists()
     before = path.read_bytes() if existed else None
     data = _parse(path, before) if before is not None else {}
-    report = merge_hooks(data, CLAUDE_HOOKS, path)
-    problems = _exe_problem()
+    exe = entry_command(command)
+    report = merge_hooks(data, with_command(CLAUDE_HOOKS, exe), path)
+    problems: list[Problem] = []
     status_line = data.get("statusLine")
+    statusline_command = f"{exe} {STATUSLINE_ARGS}"
     if status_line is None:
-        data["statusLine"] = {"type": "command", "command": STATUSLINE_COMMAND, "padding": 0}
+        data["statusLine"] = {"type": "command", "command": statusline_command, "padding": 0}
         sl_state = "set"
     elif isinstance(status_line, dict) and is_ours(status_line.get("command")):
         sl_state = "unchanged"
+        if status_line.get("command") != statusline_command:  # an older bare or moved install
+            data["statusLine"] = {**status_line, "command": statusline_command}
+            sl_state = "updated"
     else:
         cmd = status_line.get("command") if isinstance(status_line, dict) else status_line
         sl_state = "kept_existing"
@@ -259,14 +274,15 @@ def install_claude(root: Path, scope: str) -> Result:
                 "info",
                 "statusline_exists",
                 f"statusLine is already set ({cmd!r}); left unchanged. "
-                f"To show the badge, set its command to `{STATUSLINE_COMMAND}`.",
+                f"To show the badge, set its command to `{statusline_command}`.",
                 str(path),
             )
         )
-    changed = any(v != "unchanged" for v in report.values()) or sl_state == "set"
+    changed = any(v != "unchanged" for v in report.values()) or sl_state in ("set", "updated")
     if changed:
         _write(root, path, data, before)
-    lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:"]
+    lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:",
+             f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(f"  statusLine: {sl_state.replace('_', ' ')}")
     if not changed:
@@ -277,6 +293,7 @@ def install_claude(root: Path, scope: str) -> Result:
             "harness": "claude-code",
             "scope": scope,
             "path": str(path),
+            "command": exe,
             "events": report,
             "statusline": sl_state,
             "changed": changed,
@@ -362,18 +379,21 @@ def _codex_flag(root: Path) -> tuple[dict[str, Any], list[Problem], str]:
     return info, problems, line
 
 
-def install_codex(root: Path) -> Result:
+def install_codex(root: Path, command: str | None = None) -> Result:
+    """Merge our hooks into the project's .codex/hooks.json (``command`` as in install_claude)."""
     path = codex_hooks_path(root)
     existed = path.exists()
     before = path.read_bytes() if existed else None
     data = _parse(path, before) if before is not None else {}
-    report = merge_hooks(data, CODEX_HOOKS, path)
+    exe = entry_command(command)
+    report = merge_hooks(data, with_command(CODEX_HOOKS, exe), path)
     changed = any(v != "unchanged" for v in report.values())
     if changed:
         _write(root, path, data, before)
     flag, flag_problems, flag_line = _codex_flag(root)
-    problems = _exe_problem() + flag_problems
-    lines = [f"Codex hooks in {path}{'' if existed else ' (created)'}:"]
+    problems = flag_problems
+    lines = [f"Codex hooks in {path}{'' if existed else ' (created)'}:",
+             f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(flag_line)
     changed = changed or flag["state"] == "added"
@@ -381,8 +401,8 @@ def install_codex(root: Path) -> Result:
         lines.append("  nothing to do (already installed)")
     return Result(
         "hooks install",
-        data={"harness": "codex", "path": str(path), "events": report, "changed": changed,
-              "feature_flag": flag},
+        data={"harness": "codex", "path": str(path), "command": exe, "events": report,
+              "changed": changed, "feature_flag": flag},
         problems=problems,
         text="\n".join(lines),
     )  # fmt: skip

@@ -26,6 +26,7 @@ from typing import Any
 
 from contextfork import atomic
 from contextfork.hashing import sha256_bytes, sha256_text
+from contextfork.paths import state_path
 
 RECORD_VERSION = 1
 
@@ -52,7 +53,7 @@ def _record_file(root: Path, target: Path) -> Path:
         real.relative_to(Path(os.path.realpath(root)))
     except ValueError:
         return real.parent / ".contextfork-install" / f"{real.name}.{key[:8]}.json"
-    return root / ".contextfork" / "harness" / "installs" / f"{key}.json"
+    return state_path(root, "harness", "installs", f"{key}.json")
 
 
 def load(root: Path, target: Path) -> Record | None:

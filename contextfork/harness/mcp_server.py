@@ -52,26 +52,43 @@ def _roots() -> allowed_roots.AllowedRoots:
 
 
 def workspace_root(workspace: str | None) -> Path:
-    """The git root of an allowed workspace; it must itself be inside the allowed roots."""
+    """The git root of an allowed workspace; it, its git dir and its common dir must all be
+    inside the allowed roots (a ``.git`` file can point git at another repository)."""
+    import os
+
     from contextfork import gitstate
 
     roots = _roots()
     ws = roots.check(workspace)
-    root = Path(gitstate.repo_root(ws)).resolve()
+    loc = gitstate.locate(ws)
+    root = Path(os.path.realpath(loc.root))
     if not roots.contains(root):
         raise allowed_roots.PathRefused(
             f"the repository root {root} of {ws} is outside the allowed roots"
         )
+    for what, path in (("git dir", loc.git_dir), ("git common dir", loc.common_dir)):
+        real = Path(os.path.realpath(path))
+        if not roots.contains(real):
+            raise allowed_roots.PathRefused(
+                f"the {what} {real} of {ws} is outside the allowed roots (a .git file points "
+                "there); refused", hint="add that repository to CONTEXTFORK_ALLOWED_ROOTS"
+            )
     return root
 
 
 def package_spec(root: Path, package: str | None) -> str | None:
-    """An id (or prefix) as is; anything path-like must pass the allowed-roots check."""
+    """An absolute package directory: a bare id (or prefix) looked up among the workspace's
+    own packages only (never the server's working directory), anything path-like checked
+    against the allowed roots."""
     if not package:
         return None
-    if "/" in package or "\\" in package or package.startswith(".") or "\x00" in package:
-        return str(_roots().check(package, what="package"))
-    return package
+    from contextfork.package import store
+
+    if "\x00" in package or not store.is_bare_id(package) or package.startswith("."):
+        relative = "\x00" not in package and not Path(package).is_absolute()
+        given = str(root / package) if relative else package  # relative to the workspace
+        return str(_roots().check(given, what="package"))
+    return str(store.resolve_in(root, package).path)
 
 
 def _session(session_id: str | None) -> str:
@@ -262,11 +279,9 @@ def clean_session_context(
     unconsumed packages are kept unless force=true."""
 
     def run() -> Result:
+        from contextfork import packages_admin
+
         root = workspace_root(workspace)
-        try:
-            from contextfork import packages_admin
-        except ImportError as err:
-            raise NotFoundError("package cleaning is not available in this build") from err
         return packages_admin.clean(root, keep=keep, yes=confirm, force=force)
 
     return _call(run)
@@ -358,7 +373,12 @@ def _peek_node(root: Path, step: int, sid: str, store: StoreName) -> tuple[dict[
     missing: list[str] = []
     for kind, store_sid in order:
         try:
-            node: dict[str, Any] = api.show(step, repo=root, session=store_sid).data["node"]
+            sid_step = step
+            if kind == "render":  # the renderer names steps by position: newest version there
+                from contextfork.cold.keyed import latest_version
+
+                sid_step = latest_version(api.open_layout(root, store_sid), step)
+            node: dict[str, Any] = api.show(sid_step, repo=root, session=store_sid).data["node"]
         except NotFoundError as err:  # tamper (IntegrityError) is never skipped over
             missing.append(err.message)
             continue

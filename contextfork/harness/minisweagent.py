@@ -43,6 +43,8 @@ class ContextforkAgentConfig(AgentConfig):
     """Boundary period k."""
     render_budget_tokens: int | None = None
     """Token budget for the epoch policy (default: contextfork's)."""
+    render_adaptive: bool = True
+    """False: operators act from the first boundary move (no warm-up gates, no reminder limit)."""
     render_store_dir: str | None = None
     """Cold store directory for this run's originals (default: see the module docstring)."""
 
@@ -125,7 +127,8 @@ class ContextforkAgent(DefaultAgent):
         """The view for the next call: rendered, then merged so roles alternate."""
         session = history_to_session(self.messages)
         cfg = self.config
-        pol = policy(cfg.render_policy, k=cfg.render_k, budget_tokens=cfg.render_budget_tokens)
+        pol = policy(cfg.render_policy, k=cfg.render_k, budget_tokens=cfg.render_budget_tokens,
+                     adaptive=cfg.render_adaptive)
         last = max((s.index for s in session.steps), default=0)
         trailing_lead = bool(session.steps) and not any(
             not isinstance(b, TextBlock) or b.role != "user" for b in session.steps[-1].blocks

@@ -185,6 +185,7 @@ def _tree_state(gs: dict[str, Any], um: dict[str, Any], tree_sha: str) -> dict[s
 def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None) -> ExportOutcome:
     """Write a new package for the repository at ``root`` and return what was written."""
     loc = loc or gitstate.locate(root)
+    base = packages_dir(root)  # refuses a symlinked .contextfork before anything runs
     gitstate.ensure_excluded(root, common=loc.common_dir)
     # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts against
     # HEAD and is redone against the empty tree only on an unborn HEAD.
@@ -193,7 +194,7 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir)
     try:
         st = gitstate.parse_status(gitstate.finish(p_status, "status"))
-        with atomic.staging_dir(packages_dir(root)) as staging:
+        with atomic.staging_dir(base) as staging:
             package_id = new_package_id()
             um = _capture_untracked(root, st.untracked, set(st.undecodable), staging, opts)
             if st.oid is None:
@@ -246,8 +247,12 @@ def _write_package(
         "transcript": seed.get("transcript"),
         "telemetry": seed.get("telemetry"),
         "cold_store_refs": list(opts.cold_store_refs),
-        "redactions": redactions,
+        "redactions": 0,
     }
+    # The metadata carries transcript-derived text too (the failed-commands seed in telemetry,
+    # the transcript path): every string goes through the scrubber, like the handoff.
+    meta, meta_redactions = _redact(meta)
+    meta["redactions"] = redactions + meta_redactions
     files: dict[str, bytes] = {
         "git_diff.patch": patch,
         "git_status.json": atomic.dump_json_bytes(gs),

@@ -7,6 +7,10 @@ them), so a secret in an untracked file (a ``.env``, a token pasted into notes) 
 remote unless told ``--allow-secrets``. The lines ``git_diff.patch`` adds to tracked files are
 scanned the same way when the package is validated or pushed. Only text is scanned (no NUL byte in the first 8 KiB);
 the bytes are already in memory at export, so the scan costs one ``find_secrets`` per file.
+
+Every other package file (handoff, summary, metadata, status, manifests) is scrubbed at export;
+``scan_files`` still scans each of them (``package:<name>``), as raw text and, for JSON, every
+decoded string, so a scrubber miss or an edited file is refused by ``push`` like a snapshot.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from contextfork.paths import unsafe_reason
 
 SNIFF = 8192
 PATCH_PREFIX = "git_diff.patch:"
+PACKAGE_PREFIX = "package:"
 
 
 def kinds_in(data: bytes) -> list[str]:
@@ -49,12 +54,60 @@ def scan_package(pkg: Path) -> dict[str, list[str]]:
             continue
         declared = f.get("secrets")
         kinds = {str(k) for k in declared} if isinstance(declared, list) else set()
-        snap = pkg / "untracked" / rel
-        if snap.is_file() and not snap.is_symlink():
-            kinds.update(kinds_in(snap.read_bytes()))
         if kinds:
             out[rel] = sorted(kinds)
-    out.update(scan_patch(pkg / "git_diff.patch"))
+    for key, kinds_found in scan_files(_read_files(pkg)).items():
+        out[key] = sorted(set(out.get(key, [])) | set(kinds_found))
+    return out
+
+
+def _read_files(pkg: Path) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for f in sorted(pkg.rglob("*")):
+        if f.is_file() and not f.is_symlink():
+            files[f.relative_to(pkg).as_posix()] = f.read_bytes()
+    return files
+
+
+def _json_strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _json_strings(v)]
+    if isinstance(obj, dict):
+        return [s for k, v in obj.items() for s in [str(k), *_json_strings(v)]]
+    return []
+
+
+def file_kinds(rel: str, data: bytes) -> list[str]:
+    """Secret kinds in one package file other than a snapshot or the patch ([] for binary)."""
+    found = set(kinds_in(data))
+    if rel.endswith(".json") and b"\0" not in data[:SNIFF]:
+        from contextfork.redact import find_secrets
+
+        try:
+            strings = _json_strings(json.loads(data))
+        except ValueError:
+            strings = []
+        for text in strings:
+            found.update(kind for _s, _e, kind in find_secrets(text))
+    return sorted(found)
+
+
+def scan_files(files: dict[str, bytes]) -> dict[str, list[str]]:
+    """Secrets in a package's files as they will be sent (path in the package → bytes): snapshot
+    path for ``untracked/…``, ``git_diff.patch:<path>`` for added lines, ``package:<name>`` else."""
+    out: dict[str, list[str]] = {}
+    for rel, data in sorted(files.items()):
+        if rel == "git_diff.patch":
+            out.update(_scan_patch_bytes(data))
+            continue
+        if rel.startswith("untracked/"):
+            kinds, key = kinds_in(data), rel.removeprefix("untracked/")
+        else:
+            kinds, key = file_kinds(rel, data), PACKAGE_PREFIX + rel
+        if kinds:
+            out[key] = kinds
     return out
 
 
@@ -77,10 +130,14 @@ def scan_patch(patch_file: Path) -> dict[str, list[str]]:
     """``git_diff.patch:<path>`` → kinds for secrets in lines the patch adds to tracked files."""
     if not patch_file.is_file() or patch_file.is_symlink():
         return {}
+    return _scan_patch_bytes(patch_file.read_bytes())
+
+
+def _scan_patch_bytes(patch: bytes) -> dict[str, list[str]]:
     from contextfork.redact import find_secrets
 
     out: dict[str, list[str]] = {}
-    for path, text in patch_added_text(patch_file.read_bytes()).items():
+    for path, text in patch_added_text(patch).items():
         kinds = sorted({kind for _s, _e, kind in find_secrets(text)})
         if kinds:
             out[PATCH_PREFIX + path] = kinds
@@ -90,20 +147,40 @@ def scan_patch(patch_file: Path) -> dict[str, list[str]]:
 def describe(path: str) -> str:
     if path.startswith(PATCH_PREFIX):
         return f"lines the patch adds to {path.removeprefix(PATCH_PREFIX)}"
+    if path.startswith(PACKAGE_PREFIX):
+        return f"package file {path.removeprefix(PACKAGE_PREFIX)}"
     return f"untracked snapshot {path}"
+
+
+def code_of(path: str) -> str:
+    if path.startswith(PATCH_PREFIX):
+        return "patch_secret"
+    return "package_secret" if path.startswith(PACKAGE_PREFIX) else "untracked_secret"
 
 
 def problems(found: dict[str, list[str]], severity: Severity = "warning") -> list[Problem]:
     return [
         Problem(
             severity,
-            "patch_secret" if path.startswith(PATCH_PREFIX) else "untracked_secret",
-            f"{describe(path)} hold(s) a secret ({', '.join(kinds)}); kept byte-exact, so "
-            "`contextfork push` refuses this package unless --allow-secrets",
+            code_of(path),
+            f"{describe(path)} hold(s) a secret ({', '.join(kinds)}); "
+            + ("not scrubbed at export (edited?)" if path.startswith(PACKAGE_PREFIX) else
+               "kept byte-exact")
+            + ", so `contextfork push` refuses this package unless --allow-secrets",
             path,
         )
         for path, kinds in sorted(found.items())
     ]
 
 
-__all__ = ["describe", "kinds_in", "patch_added_text", "problems", "scan_package", "scan_patch"]
+__all__ = [
+    "code_of",
+    "describe",
+    "file_kinds",
+    "kinds_in",
+    "patch_added_text",
+    "problems",
+    "scan_files",
+    "scan_package",
+    "scan_patch",
+]

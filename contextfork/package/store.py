@@ -9,17 +9,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contextfork.errors import NotFoundError, UsageError
+from contextfork.paths import state_path
 
 STATE_DIR = ".contextfork"
 PACKAGES = "packages"
 
 
 def contextfork_dir(root: Path) -> Path:
-    return root / STATE_DIR
+    """``<root>/.contextfork``, refused (exit 3) when it is a symlink or a file."""
+    return state_path(root)
 
 
 def packages_dir(root: Path) -> Path:
-    return root / STATE_DIR / PACKAGES
+    """``<root>/.contextfork/packages``, every component checked (``paths.state_path``)."""
+    return state_path(root, PACKAGES)
 
 
 def new_package_id(now: datetime | None = None) -> str:
@@ -56,8 +59,20 @@ def latest_package(root: Path) -> PackageRef | None:
     return refs[-1] if refs else None
 
 
+def is_bare_id(spec: str) -> bool:
+    """An id or id prefix, not a path: no separator, not '.' or '..'."""
+    return "/" not in spec and "\\" not in spec and os.sep not in spec and spec not in (".", "..")
+
+
 def resolve(root: Path | None, spec: str | None) -> PackageRef:
-    """A package directory path, a full id, a unique id prefix, or (None) the latest one."""
+    """A package directory path, a full id, a unique id prefix, or (None) the latest one.
+
+    A bare id is looked up in ``root``'s packages first; only when none matches is it tried as
+    a directory of the working directory (the CLI's ``validate mypkg``)."""
+    if spec and root is not None and is_bare_id(spec):
+        found = _by_id(root, spec, list_packages(root))
+        if found is not None:
+            return found
     if spec:
         p = Path(spec)
         if p.is_dir() and (p / "manifest.json").exists():
@@ -66,6 +81,11 @@ def resolve(root: Path | None, spec: str | None) -> PackageRef:
             raise NotFoundError(f"{spec} is a directory but holds no manifest.json")
     if root is None:
         raise NotFoundError(f"no package {spec!r} (not a directory, and no repository to look in)")
+    return resolve_in(root, spec)
+
+
+def resolve_in(root: Path, spec: str | None) -> PackageRef:
+    """A full id or unique id prefix among ``root``'s packages only (never a path)."""
     refs = list_packages(root)
     if not spec:
         if not refs:
@@ -73,11 +93,16 @@ def resolve(root: Path | None, spec: str | None) -> PackageRef:
                 f"no packages in {packages_dir(root)}", hint="run `contextfork export` first"
             )
         return refs[-1]
+    found = _by_id(root, spec, refs)
+    if found is None:
+        raise NotFoundError(f"no package {spec!r} in {packages_dir(root)}")
+    return found
+
+
+def _by_id(root: Path, spec: str, refs: list[PackageRef]) -> PackageRef | None:
     matches = [r for r in refs if r.package_id == spec] or [
         r for r in refs if r.package_id.startswith(spec)
     ]
-    if not matches:
-        raise NotFoundError(f"no package {spec!r} in {packages_dir(root)}")
     if len(matches) > 1:
         raise UsageError(f"package id prefix {spec!r} is ambiguous ({len(matches)} packages)")
-    return matches[0]
+    return matches[0] if matches else None

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Protocol
 
 from contextfork.errors import NotFoundError, UsageError
-from contextfork.render.baselines import BaseRenderer, CompactRenderer, MaskRenderer
+from contextfork.render.baselines import (
+    BaseRenderer,
+    CompactRenderer,
+    MaskRenderer,
+    NativeRenderer,
+)
 from contextfork.render.engine import ReFoldRenderer, View
 from contextfork.render.policies import Policy
 from contextfork.transcript.model import Session
@@ -24,6 +29,8 @@ def make_renderer(session: Session, policy: Policy) -> Renderer:
         return MaskRenderer(session, policy)
     if policy.name == "compact":
         return CompactRenderer(session, policy)
+    if policy.name == "native":
+        return NativeRenderer(session, policy)
     raise UsageError(f"unknown policy {policy.name!r}")  # pragma: no cover
 
 

@@ -1,4 +1,4 @@
-"""Baselines the replay compares against: full history, observation masking, compaction.
+"""Baselines the replay compares against: native, full history, observation masking, compaction.
 
 They share the renderer interface (``advance(t) -> View``). Masking and compaction are lossy
 by design: they record no removals, which is exactly the difference being measured.
@@ -79,13 +79,16 @@ class CompactRenderer(StepHistory):
         self.acc: list[Msg] = []
         self.acc_tokens = 0
         self.sys_tokens = sum(estimate_tokens(m.content) for m in self.system)
+        self.synthesize = True  # compact where the harness would have, if nothing is recorded
 
     def _compact(self, t: int, recorded: bool) -> None:
         if recorded:  # the transcript carries the harness's own summary in step t's prompt
             self.summary = []
             self.start = t
-            self.acc = []
-            self.acc_tokens = 0
+            # ... and the harness keeps its preserved segment (Claude Code 2.1) verbatim
+            kept = [self.base(s) for s in self.session.preserved.get(t, []) if s in self.steps]
+            self.acc = [m for sm in kept for m in (*sm.lead, *sm.body)]
+            self.acc_tokens = sum(estimate_tokens(m.content) for m in self.acc)
             return
         gone = self.between(self.start - 1 if self.start else 0, t - 1)
         briefs = [step_brief(s, self.base(s), limit=200) for s in gone[-40:]]
@@ -107,9 +110,22 @@ class CompactRenderer(StepHistory):
             self.acc_tokens += sum(estimate_tokens(m.content) for m in (*sm.lead, *sm.body))
         self.t = t
         due_recorded = any(self.start < c <= t for c in self.recorded)
-        over = not self.recorded and (
+        over = not self.recorded and self.synthesize and (
             self.sys_tokens + self.acc_tokens >= self.policy.compact_threshold
         )
         if due_recorded or over:
             self._compact(t, due_recorded)
         return View(t, [*self.system, *self.summary, *self.acc, *self.lead(t)], 0)
+
+
+class NativeRenderer(CompactRenderer):
+    """What the harness sent: the full history, cut only at its own recorded compactions
+    (the prompt after one starts with the harness's summary, recorded in that step's lead).
+
+    The replay prices it with the recorded per-call usage where the session has it; this
+    rendering supplies the prefix structure and the content the carriage measure reads.
+    """
+
+    def __init__(self, session: Session, policy: Policy) -> None:
+        super().__init__(session, policy)
+        self.synthesize = False

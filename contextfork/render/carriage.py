@@ -1,9 +1,14 @@
 """Identifiers (paths, symbols, error names) and the carriage measure built on them.
 
 Carriage asks: of the identifiers the agent mentions at step t that first appeared in earlier
-tool output, how many are still visible in the prompt it was sent (raw, in a stub's kept
-signatures, or in a note)? Plain words are not identifiers: a term must look like a path, a
-file, a dotted/snake/camel symbol or an error name.
+tool output, how many are still visible *as content* in the prompt it was sent (raw, or quoted
+in a note or summary)? Plain words are not identifiers: a term must look like a path, a file,
+a dotted/snake/camel symbol or an error name.
+
+Lists the renderer adds (a note's ``[names: …]``, the signature lines a dedupe stub keeps) are
+stripped before measuring: they are picked by rules, not content the agent was shown in
+context, and a list built with this module's own identifier rule would make the measure grade
+its own homework.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from contextfork.render.dedupe import is_signature
 from contextfork.render.messages import Msg
 
 _IDENT = re.compile(
@@ -37,6 +43,35 @@ def identifiers(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_NAMES_LIST = re.compile(r"\s?\[names: [^\]]*\]")
+_STUB_HEAD = re.compile(r"^\[contextfork: \d+ lines \(L\d+-L?\d+\) already shown in .*\]$")
+
+
+@lru_cache(maxsize=65536)
+def content_text(text: str) -> str:
+    """The text without renderer-added lists: ``[names: …]`` and the signature lines that
+    follow a dedupe stub (the stub header itself names only steps and line numbers)."""
+    if "[names: " in text:
+        text = _NAMES_LIST.sub("", text)
+    if "[contextfork: " not in text:
+        return text
+    out: list[str] = []
+    in_stub = False
+    for line in text.splitlines(keepends=True):
+        if _STUB_HEAD.match(line.rstrip("\r\n")):
+            in_stub = True
+            continue
+        if in_stub and is_signature(line):
+            continue
+        in_stub = False
+        out.append(line)
+    return "".join(out)
+
+
+def content_identifiers(text: str) -> frozenset[str]:
+    return identifiers(content_text(text))
+
+
 class VisibleIdentifiers:
     """The identifiers visible in the current prompt, updated by diff from the last call."""
 
@@ -46,9 +81,9 @@ class VisibleIdentifiers:
 
     def update(self, msgs: Sequence[Msg], first_diff: int) -> None:
         for m in self._prev[first_diff:]:
-            self.counts.subtract(identifiers(m.content))
+            self.counts.subtract(content_identifiers(m.content))
         for m in msgs[first_diff:]:
-            self.counts.update(identifiers(m.content))
+            self.counts.update(content_identifiers(m.content))
         self._prev = list(msgs)
 
     def __contains__(self, term: str) -> bool:

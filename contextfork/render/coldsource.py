@@ -2,13 +2,15 @@
 
 Mapping (documented, stable): one cold node per transcript step, in a store session of its own,
 ``<session>-render`` (``fold --transcript`` stores the raw lines of the same steps under
-``<session>``, with the same step numbers, so the two never collide). ``step_id`` is the
-transcript step index; the payload is the step's canonical original (``original_step_text``),
+``<session>``, so the two never collide). Steps are keyed on their stable identity
+(``Step.key``, kept in ``source.step_key``; ``contextfork.cold.stepkeys``): ``step_id`` is the
+transcript position while that id is free, else one allocated for the key, and ``ColdSource``
+maps positions to those ids; a step still growing is stored open and re-versioned. The payload is the step's canonical original (``original_step_text``),
 which is exactly the bytes a fold removes; ``source.blocks`` maps each body block to its
 character range in the stored content, so a stub's lines are sliced out of that block. The
 payload depends on the step alone — never on the policy, k or which lines a render stubbed —
-so re-rendering, under any policy, re-uses the nodes, and the store's own rule (a different
-payload under an existing id is refused) catches a different history under the same session id.
+so re-rendering, under any policy, re-uses the nodes, and a complete step whose key now holds
+other bytes (a different history under the same session id) is refused as an integrity error.
 
 Reading goes through ``contextfork.cold.store.read_node``, which re-verifies payload, projection
 and artifact SHA-256 on every read; restore/peek then check the sha256 recorded at render time.
@@ -29,7 +31,7 @@ from contextfork.errors import IntegrityError, NotFoundError
 from contextfork.hashing import sha256_text
 from contextfork.redact import Redaction, redact_text
 from contextfork.render.messages import StepMessages, step_messages
-from contextfork.transcript.model import Session
+from contextfork.transcript.model import Session, Step
 
 SUFFIX = "-render"
 SOURCE_KIND = "render-original"
@@ -95,6 +97,7 @@ class PersistReport:
     steps: list[int] = field(default_factory=list)
     written: int = 0
     unchanged: int = 0
+    ids: dict[int, int] = field(default_factory=dict)  # position -> cold id, where they differ
 
     def to_json(self) -> dict[str, object]:
         return {"store": self.store, "session_id": self.session_id, "steps": len(self.steps),
@@ -109,8 +112,9 @@ def persist_steps(
     known: set[int] | None = None,
 ) -> PersistReport:
     """Store the originals of ``steps`` (idempotent; ``known`` skips ids this process wrote)."""
+    from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.node import build_node
-    from contextfork.cold.store import commit_many, load_policy
+    from contextfork.cold.store import load_policy
     from contextfork.cold.summary import brief
 
     layout.ensure_contained()
@@ -123,20 +127,25 @@ def persist_steps(
         report.unchanged = len(wanted)
         return report
     phash = policy_sha256(load_policy(layout))
-    nodes: list[dict[str, Any]] = []
-    for s in todo:
-        step = by_index[s]
+
+    def build(step: Step, step_id: int, is_open: bool) -> dict[str, Any]:
         text, blocks = step_payload(step_messages(step))
-        summary, index_text, intents, commands = brief(step)
+        summary, index_text, intents, commands = brief(step, step_id)
         source: dict[str, Any] = {"kind": SOURCE_KIND, "format": session.format,
-                                  "step_sha256": sha256_text(text), "blocks": blocks}
-        nodes.append(build_node(session_id=layout.session_id, step_id=s, summary=summary,
-                                payload=text.encode("utf-8"), policy_sha256=phash,
-                                intents=intents, index_text=index_text,
-                                extra_commands=commands, source=source))
-    outcomes = commit_many(layout, nodes)
-    report.written = sum(o.status == "written" for o in outcomes)
+                                  "step_sha256": sha256_text(text), "blocks": blocks,
+                                  "step_key": step.identity, "position": step.index}
+        if is_open:
+            source["open"] = True
+        return build_node(session_id=layout.session_id, step_id=step_id, summary=summary,
+                          payload=text.encode("utf-8"), policy_sha256=phash,
+                          intents=intents, index_text=index_text,
+                          extra_commands=commands, source=source)
+
+    last = max(by_index, default=0)
+    folded = fold_keyed(layout, [by_index[s] for s in todo], build, open_last=todo[-1] == last)
+    report.written = folded.written
     report.unchanged = len(wanted) - report.written
+    report.ids = folded.ids
     if known is not None:
         known.update(todo)
     return report
@@ -145,8 +154,9 @@ def persist_steps(
 class ColdSource:
     """A ``StepSource`` that reads originals back from the cold store, verified on read."""
 
-    def __init__(self, layout: StoreLayout) -> None:
+    def __init__(self, layout: StoreLayout, ids: dict[int, int] | None = None) -> None:
         self.layout = layout
+        self.ids = ids or {}  # transcript position -> cold id of the step's key
         self._nodes: dict[int, dict[str, Any]] = {}
 
     def _node(self, step: int) -> dict[str, Any]:
@@ -157,7 +167,12 @@ class ColdSource:
             if not 1 <= step <= STEP_MAX:
                 raise NotFoundError(f"step {step} is not in this session")
             try:
-                node = read_node(self.layout, step)  # every identity re-verified here
+                sid = self.ids.get(step)
+                if sid is None:  # named by position: the newest version of the key there
+                    from contextfork.cold.keyed import latest_version
+
+                    sid = latest_version(self.layout, step)
+                node = read_node(self.layout, sid)  # every identity re-verified here
             except NotFoundError:
                 raise NotFoundError(
                     f"step {step} is not in cold store {self.layout.session_id!r}",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from contextfork.cold.layout import StoreLayout
 from contextfork.envelope import Result
-from contextfork.errors import NotFoundError
+from contextfork.errors import NotFoundError, UsageError
 from contextfork.inputfile import require_regular
 from contextfork.render.api import render
 from contextfork.render.policies import parse_policies, policy
@@ -88,7 +88,8 @@ def render_command(
         + "\n"
     )
     if request is not None and layout is not None:  # needed=True: a layout or an error
-        out = answer(request, ColdSource(layout), view.step_sha256, view.folds)
+        ids = stored.ids if stored is not None else None
+        out = answer(request, ColdSource(layout, ids), view.step_sha256, view.folds)
         data["answer"] = out
         text = out + "\n"
     return Result("render", data=data, text=text)
@@ -103,13 +104,17 @@ def replay_command(
     progress: Progress | None = None,
     plot: Path | None = None,
     on_start: Callable[[int], None] | None = None,
+    *,
+    ttl: int | None = None,
 ) -> Result:
+    if ttl is not None and ttl <= 0:
+        raise UsageError(f"--ttl must be a positive number of seconds, got {ttl}")
     pols = parse_policies(policies, k=k, budget_tokens=budget)
     price = load_price_card(price_card)
     session = _load(transcript)
     if on_start is not None:
-        on_start(len(session.steps) * len(pols))
-    report = replay(session, pols, price, progress)
+        on_start(len(session.steps) * (len(pols) + ("native" not in [p.name for p in pols])))
+    report = replay(session, pols, price, progress, ttl=ttl)
     data = report.model_dump(mode="json")
     if plot is not None:
         from contextfork.render.plot import write_plot

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from contextfork.hashing import sha256_text
 from contextfork.render.boundary import boundary
 from contextfork.render.carriage import identifiers
-from contextfork.render.dedupe import LineIndex, dedupe_text
+from contextfork.render.dedupe import LineIndex, dedupe_text, find_runs
 from contextfork.render.fold import (
+    BRIEF_LIMIT,
     IDS_LIMIT,
     REMINDER,
     adjacent_runs,
@@ -30,6 +31,7 @@ from contextfork.render.history import StepHistory
 from contextfork.render.messages import Msg, original_step_text, reply_text
 from contextfork.render.policies import Policy
 from contextfork.render.store import Removal
+from contextfork.render.window import session_window
 from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
@@ -49,6 +51,14 @@ class View:
 
 def _tok(msgs: tuple[Msg, ...] | list[Msg]) -> int:
     return sum(estimate_tokens(m.content) for m in msgs)
+
+
+def effective_budget(policy: Policy, session: Session) -> int:
+    """The epoch budget in estimated tokens: a share of the session's window when the policy
+    asks for one (the default), else the policy's fixed number."""
+    if policy.budget_share is None:
+        return policy.budget_tokens
+    return int(policy.budget_share * session_window(session)[0])
 
 
 class ReFoldRenderer(StepHistory):
@@ -76,6 +86,10 @@ class ReFoldRenderer(StepHistory):
         self.behind_tokens = 0
         self.epochs = 0
         self.floor = 0.0
+        self.budget = effective_budget(policy, session)
+        # Passive until the prompt is big enough for an operator to pay for itself: steps stay
+        # as received (the boundary does not move) and replies get no reminder.
+        self.active = policy.min_prompt_tokens <= 0
 
     # -- per-step material (base, between, lead: StepHistory) -----------------------------
     def _read(self, upto: int) -> None:
@@ -90,7 +104,8 @@ class ReFoldRenderer(StepHistory):
                     for st in marks.stale:
                         if s - p.k <= st <= s and st in self.steps:
                             self.pending.setdefault(st, marks.progress)
-                if p.reminder and not marks.has_lines:
+                if (p.reminder and not marks.has_lines and self.active
+                        and (p.remind_limit is None or len(self.remind) < p.remind_limit)):
                     self.remind.add(s)
             if p.epoch or p.auto_stale:
                 for term in identifiers(reply):
@@ -107,12 +122,21 @@ class ReFoldRenderer(StepHistory):
                 self.owned[s] = tuple(owned)
         self.seen = max(self.seen, upto)
 
-    def _process(self, s: int) -> None:
-        """A step crosses the boundary: dedupe its outputs, stage it as an epoch mark."""
+    def _process(self, s: int, keep: bool = False) -> None:
+        """A step crosses the boundary: dedupe its outputs, stage it as an epoch mark.
+        ``keep``: the step stays exactly as it was sent in the tail (its lines still index)."""
         p = self.policy
         sm = self.base(s)
         self.step_sha[s] = sha256_text(original_step_text(sm))
-        if not p.dedupe:
+        if keep:
+            for m in sm.body:
+                if m.kind == "output" and p.dedupe:
+                    dedupe_text(m.content, s, m.block, self.index,
+                                min_run_lines=p.min_run_lines, min_run_chars=p.min_run_chars,
+                                min_line_chars=p.min_line_chars,
+                                signature_min_lines=p.signature_min_lines)
+            self.body[s] = self._tail_body(s)
+        elif not p.dedupe:
             self.body[s] = sm.body
         else:
             out: list[Msg] = []
@@ -147,8 +171,7 @@ class ReFoldRenderer(StepHistory):
                     groups.append([s])
             for g in groups:
                 prog = progress.get(g[0])
-                briefs = [step_brief(s, self.base(s), ids=self.owned.get(s, ()))
-                          for s in g] if prog is None else []
+                briefs = [step_brief(s, self.base(s)) for s in g] if prog is None else []
                 for note_steps, text in note_texts(g, briefs, progress=prog,
                                                    cap=self.policy.note_cap):
                     fid = f"F{len(self.folds) + 1}"
@@ -182,21 +205,56 @@ class ReFoldRenderer(StepHistory):
             self.behind.extend(self._step_behind(s))
         self.behind_tokens = _tok(self.behind)
 
+    def _tail_body(self, s: int) -> tuple[Msg, ...]:
+        """A step's body as the tail sends it: as received, plus a reminder when due."""
+        body = self.base(s).body
+        if s in self.remind:
+            outs = [i for i, m in enumerate(body) if m.kind == "output"]
+            if outs:
+                i = outs[-1]
+                m = body[i]
+                body = (*body[:i], Msg(m.role, m.content + "\n" + REMINDER, s, m.block,
+                                       m.kind), *body[i + 1 :])
+        return body
+
     def _tail(self, t: int) -> list[Msg]:
         out: list[Msg] = []
         for s in self.between(self.b, t - 1):
-            sm = self.base(s)
-            out.extend(sm.lead)
-            body = sm.body
-            if s in self.remind:
-                outs = [i for i, m in enumerate(body) if m.kind == "output"]
-                if outs:
-                    i = outs[-1]
-                    m = body[i]
-                    body = (*body[:i], Msg(m.role, m.content + "\n" + REMINDER, s, m.block,
-                                           m.kind), *body[i + 1 :])
-            out.extend(body)
+            out.extend(self.base(s).lead)
+            out.extend(self._tail_body(s))
         return out
+
+    def _worth_a_rewrite(self, old_b: int, new_b: int, t: int) -> bool:
+        """Is this boundary move worth re-sending the tail uncached? A dry run of what it would
+        save on every later call (stubs for lines already shown, stale folds, reminders), paid
+        back over about t more calls (a session that ran t calls runs about t more), against
+        the tail re-written at ``write_read_ratio`` cache reads per token."""
+        p = self.policy
+        if p.write_read_ratio <= 0:
+            return True
+        if any(old_b < s <= new_b for s in self.pending):
+            return True  # the agent asked for these folds
+        saved = 0.0
+        for s in self.between(old_b, new_b):
+            body = self.base(s).body
+            if s in self.remind:
+                saved += len(REMINDER) / 4
+            if p.dedupe:
+                for m in body:
+                    if m.kind != "output":
+                        continue
+                    lines = m.content.splitlines(keepends=True)
+                    for run in find_runs(lines, self.index, min_run_lines=p.min_run_lines,
+                                         min_run_chars=p.min_run_chars,
+                                         min_line_chars=p.min_line_chars,
+                                         signature_min_lines=p.signature_min_lines):
+                        chars = sum(len(x) for x in lines[run.start : run.end + 1])
+                        saved += max(0.0, chars / 4 - 30)
+            if (p.auto_stale and not self.protocol_seen and s not in self.last_ref
+                    and any(m.kind == "output" for m in body) and self._worth_folding_raw(s)):
+                saved += max(0.0, _tok(body) - BRIEF_LIMIT / 4 - 20)
+        resent = _tok(self._tail(t)) + _tok(self.lead(t))
+        return saved * t >= (p.write_read_ratio - 1) * resent
 
     # -- the public step ---------------------------------------------------------------
     def advance(self, t: int) -> View:
@@ -206,12 +264,17 @@ class ReFoldRenderer(StepHistory):
         p = self.policy
         self._read(t - 1)
         new_b = min(boundary(t, p.k), t - 1)
-        if new_b > self.b:
+        if new_b > self.b and not self.active:
+            occ = (_tok(self.system) + self.behind_tokens + _tok(self._tail(t))
+                   + _tok(self.lead(t)))
+            self.active = occ >= p.min_prompt_tokens and t > p.min_calls
+        if new_b > self.b and self.active:
             old_b = self.b
+            keep = not self._worth_a_rewrite(old_b, new_b, t)
             for s in self.between(old_b, new_b):
-                self._process(s)
+                self._process(s, keep)
             self.b = new_b
-            if p.auto_stale and not self.protocol_seen:
+            if p.auto_stale and not self.protocol_seen and not keep:
                 self._auto_stale(old_b, new_b)
             due = sorted(s for s in self.pending if s <= new_b and s not in self.folded)
             if due:
@@ -227,7 +290,7 @@ class ReFoldRenderer(StepHistory):
         lead = self.lead(t)
         if p.epoch:
             occ = _tok(self.system) + self.behind_tokens + _tok(tail) + _tok(lead)
-            if occ >= max(p.commit_at * p.budget_tokens, self.floor):
+            if occ >= max(p.commit_at * self.budget, self.floor):
                 self._commit(occ)
         msgs = [*self.system, *self.behind, *tail, *lead]
         return View(t, msgs, self.b, self.removals, self.folds, self.step_sha, self.epochs)
@@ -237,8 +300,16 @@ class ReFoldRenderer(StepHistory):
         boundary is stale when no later reply mentioned anything it first showed."""
         for s in self.between(old_b, new_b):
             outs = [m for m in self.base(s).body if m.kind == "output"]
-            if outs and s not in self.last_ref and s not in self.pending and not self._rich(s):
+            if (outs and s not in self.last_ref and s not in self.pending and not self._rich(s)
+                    and self._worth_folding(s)):
                 self.pending[s] = None
+
+    def _worth_folding(self, s: int) -> bool:
+        """A brief replaces the step only when it is shorter than what the step now shows."""
+        return _tok(self.body[s]) > BRIEF_LIMIT // 4 + 20
+
+    def _worth_folding_raw(self, s: int) -> bool:
+        return _tok(self.base(s).body) > BRIEF_LIMIT // 4 + 20
 
     def _rich(self, s: int) -> bool:
         """Reference material: it showed more new names than a note can carry."""
@@ -250,8 +321,9 @@ class ReFoldRenderer(StepHistory):
     def _commit(self, occ: int) -> None:
         """One pi-fold epoch: fold staged marks, stalest first, down to the lower watermark."""
         p = self.policy
-        target = p.fold_down_to * p.budget_tokens
-        cands = sorted((s for s in self.marks if s <= self.b and s not in self.folded),
+        target = p.fold_down_to * self.budget
+        cands = sorted((s for s in self.marks if s <= self.b and s not in self.folded
+                        and self._worth_folding(s)),
                        key=lambda s: (self._rich(s), self.last_ref.get(s, s), s))
         chosen: list[int] = []
         for s in cands:
@@ -265,4 +337,4 @@ class ReFoldRenderer(StepHistory):
             self._rebuild_behind()
         # Hysteresis: if the marks could not reach the low watermark (too little behind the
         # boundary), wait for a full watermark band of growth before the next rewrite.
-        self.floor = occ + (p.commit_at - p.fold_down_to) * p.budget_tokens
+        self.floor = occ + (p.commit_at - p.fold_down_to) * self.budget

@@ -21,7 +21,8 @@ REMINDER = (
     "(finished steps from the last few); `restore N` brings a folded step back]"
 )
 BRIEF_CAP = 2000
-IDS_LIMIT = 1400  # characters of names a brief may list; a note stays <= BRIEF_CAP
+BRIEF_LIMIT = 400  # characters of one step's brief
+IDS_LIMIT = 1400  # characters of first-shown names above which a step is reference material
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,11 @@ def _head_tail(text: str, limit: int) -> str:
     return f"{_squash(lines[0], half)} … {_squash(lines[-1], half)} ({len(lines)} lines)"
 
 
-def step_brief(
-    step: int, sm: StepMessages, *, limit: int = 400, ids: Sequence[str] = (), ids_limit: int = IDS_LIMIT
-) -> str:
-    """A deterministic brief: the call and its arguments, head/tail of the result, own words,
-    and the identifiers this step's output showed first (so the names stay findable)."""
+def step_brief(step: int, sm: StepMessages, *, limit: int = BRIEF_LIMIT) -> str:
+    """A deterministic brief: the call and its arguments, head/tail of the result, own words.
+
+    Only verbatim excerpts of the step: no list of names picked by the identifier rule that
+    the carriage measure checks (a note must not grade its own homework)."""
     words = next((m.content for m in sm.body if m.kind == "reply" and m.content.strip()), "")
     calls = [m.content for m in sm.body if m.kind == "call"]
     outputs = [m.content for m in sm.body if m.kind == "output"]
@@ -90,13 +91,7 @@ def step_brief(
         parts.append(f"(+{len(calls) - 2} calls)")
     for o in outputs[:1]:
         parts.append("⇒ " + _head_tail(o, limit // 3))
-    brief = _squash(" ".join(parts), limit)
-    if ids:
-        listed = ", ".join(ids)
-        if len(listed) > ids_limit:
-            listed = listed[:ids_limit].rsplit(", ", 1)[0] + ", …"
-        brief += f" [names: {listed}]"
-    return brief
+    return _squash(" ".join(parts), limit)
 
 
 def note_texts(

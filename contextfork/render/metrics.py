@@ -17,14 +17,31 @@ from contextfork.render.tokcache import TokenCache, common_prefix
 
 @dataclass(frozen=True)
 class PriceCard:
-    """Dollars per million prompt tokens. Defaults: a Sonnet-class list price, read = 0.1×."""
+    """Dollars per million tokens. Defaults: a Sonnet-class list price (read = 0.1 x input,
+    5-minute cache write = 1.25 x, 1-hour write = 2 x). ``cache_write_per_mtok`` None: the
+    provider caches implicitly and bills uncached tokens as plain input (no write price)."""
 
     name: str = "default"
     input_per_mtok: float = 3.0
     cache_read_per_mtok: float = 0.3
+    cache_write_per_mtok: float | None = 3.75
+    cache_write_1h_per_mtok: float | None = 6.0
+    output_per_mtok: float = 15.0
 
-    def cost(self, fresh: int, cached: int) -> float:
-        return (fresh * self.input_per_mtok + cached * self.cache_read_per_mtok) / 1_000_000
+    def write_price(self, ttl_seconds: int) -> float:
+        """The price of a cache write for a cache that lives ``ttl_seconds``."""
+        if self.cache_write_per_mtok is None:
+            return self.input_per_mtok
+        if ttl_seconds > 300 and self.cache_write_1h_per_mtok is not None:
+            return self.cache_write_1h_per_mtok
+        return self.cache_write_per_mtok
+
+    def cost(self, fresh: int, cached: int, written: int = 0, *, ttl_seconds: int = 300,
+             output: int = 0) -> float:
+        """ccusage's sum: input x in + writes x write + reads x read (+ output x out)."""
+        return (fresh * self.input_per_mtok + cached * self.cache_read_per_mtok
+                + written * self.write_price(ttl_seconds)
+                + output * self.output_per_mtok) / 1_000_000
 
 
 def first_difference(prev: list[Msg], cur: list[Msg]) -> int:

@@ -13,7 +13,7 @@ from contextfork import atomic
 from contextfork.errors import UsageError
 from contextfork.render.replay import ReplayReport
 
-COLORS = {"base": "#444444", "refold": "#1f77b4", "epoch": "#2ca02c", "mask": "#ff7f0e",
+COLORS = {"native": "#8c564b", "base": "#444444", "refold": "#1f77b4", "epoch": "#2ca02c", "mask": "#ff7f0e",
           "compact": "#d62728"}
 W, H, L, R, T, B = 900, 420, 70, 140, 30, 45
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contextfork import signing
 from contextfork.envelope import Problem, Result, Severity
 from contextfork.errors import ExitCode
 from contextfork.package import store
@@ -50,9 +51,10 @@ def resume(
         Problem("warning", p.code, p.message, p.path) if p.code in _REPO_CODES else p
         for p in v.problems
     ]
+    problems += signing.local_problems(root, ref.package_id, ref.path)  # signed packages
     errors = [p for p in problems if p.severity == "error"]
     if errors:
-        tampered = any(p.code in INTEGRITY_CODES for p in errors)
+        tampered = any(p.code in INTEGRITY_CODES or p.code in signing.CODES for p in errors)
         what = "fails its integrity check (tampered or truncated)" if tampered else "is invalid"
         return Result(
             "resume",

@@ -44,11 +44,9 @@ class Accounting:
 
 
 def active_steps(session: Session) -> list[Step]:
-    """The steps still in the prompt: those after the last real compaction."""
-    if not session.compactions:
-        return list(session.steps)
-    start = session.compactions[-1].before_step
-    return [s for s in session.steps if s.index >= start]
+    """The steps still in the prompt: those after the last real compaction, plus the segment
+    the harness kept verbatim across it (Claude Code 2.1 preservedSegment)."""
+    return session.live_steps()
 
 
 def recorded_step(steps: list[Step]) -> Step | None:
@@ -167,6 +165,8 @@ def describe_call(call: ToolCall | None) -> str:
 
 def failed_commands(session: Session) -> list[dict[str, Any]]:
     """Tool results that failed (error flag or non-zero exit), with the call that caused them."""
+    from contextfork.redact import redact_text  # scrubbed before cut: no half secret survives
+
     calls = {c.id: (c, s.index) for s in session.steps for c in s.tool_calls}
     out: list[dict[str, Any]] = []
     for step in session.steps:
@@ -179,9 +179,9 @@ def failed_commands(session: Session) -> list[dict[str, Any]]:
                     "step": call_step,
                     "tool": call.name if call else "unknown",
                     "call_id": r.call_id,
-                    "command": describe_call(call),
+                    "command": redact_text(describe_call(call))[0],
                     "exit_code": r.exit_code,
-                    "error_excerpt": excerpt(r.content) or "(no output)",
+                    "error_excerpt": excerpt(redact_text(r.content)[0]) or "(no output)",
                 }
             )
     return out

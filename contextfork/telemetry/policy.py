@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contextfork.errors import ContextforkError
+
 POLICY_VERSION = "1"
 POLICY_FILE = Path(".contextfork") / "policy.json"
 
@@ -29,7 +31,9 @@ LEVELS: dict[str, tuple[str, str, str, str]] = {
 
 
 def policy_path(root: Path) -> Path:
-    return root / POLICY_FILE
+    from contextfork.paths import state_path  # refuses a symlinked .contextfork (exit 3)
+
+    return state_path(root, POLICY_FILE.name)
 
 
 def default_policy() -> dict[str, Any]:
@@ -47,7 +51,7 @@ def read_policy_lenient(root: Path | None) -> dict[str, Any]:
         tokens, steps = data["tokens"], data["steps"]
         values = (tokens["warning"], tokens["fork"], steps["warning"], steps["fork"])
         hard = tokens.get("hard_limit")
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, ContextforkError):
         return default_policy()
     if not all(_positive_int(v) for v in values) or not (hard is None or _positive_int(hard)):
         return default_policy()

@@ -19,25 +19,64 @@ from contextfork.transcript.model import Session
 _GOAL_CHARS = 1000
 
 
-def _failed_approach(f: dict[str, Any]) -> dict[str, Any]:
-    """A part-4 entry (shape of ``package.handoff.FailedApproach``) for one failed call."""
-    code = f" (exit {f['exit_code']})" if f.get("exit_code") is not None else ""
-    cmd = " ".join(f["command"].split())
+# How the harnesses word a tool call the user declined or interrupted. It comes back as an error
+# result, but it is the user's decision, not an approach that failed: never a barred action.
+_REFUSALS = (
+    "The user doesn't want to proceed with this tool use",  # Claude Code: permission denied
+    "The user doesn't want to take this action",  # Claude Code, older wording
+    "[Request interrupted by user",  # Claude Code: Esc during a tool call
+    "exec command rejected by user",  # Codex: command approval declined
+    "patch rejected by user",  # Codex: apply_patch approval declined
+)
+_EVIDENCE_STEPS = 10  # the latest failures of one command cited as evidence
+
+
+def is_user_refusal(output: str) -> bool:
+    return output.lstrip().startswith(_REFUSALS)
+
+
+def _failed_approach(fs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A part-4 entry (shape of ``package.handoff.FailedApproach``) for one command's failures.
+
+    The approach names the call once; the step, the error and the exit codes are the latest
+    failure's (the one the next session would repeat); each failure's step is evidence. The
+    barred action is the action itself — every brief prefixes its own "do not".
+    """
+    last = fs[-1]
+    codes = list(dict.fromkeys(str(f["exit_code"]) for f in fs if f.get("exit_code") is not None))
+    code = f" (exit {', '.join(codes)})" if codes else ""
+    times = f" {len(fs)} times" if len(fs) > 1 else ""
+    cmd = " ".join(last["command"].split())
     short = cmd if len(cmd) <= 160 else cmd[:159] + "…"
+    tool = str(last["tool"])
+    # describe_call names non-shell calls "Read /path": say the tool once ("Read `/path`")
+    what = short[len(tool) + 1 :] if short.startswith(f"{tool} ") else short
+    steps = [
+        {"kind": "step", "ref": str(f["step"]), "note": f"tool call {f['call_id']}"}
+        for f in fs[-_EVIDENCE_STEPS:]
+    ]
     return {
-        "approach": f"step {f['step']}: {f['tool']} `{short}` failed{code}",
+        "approach": f"{tool} `{what}` failed{times}{code}",
         "barred_action": (
-            f"Do not re-run `{short}` unchanged; address the error shown first "
+            f"re-run `{short}` unchanged; address the error shown first "
             "(machine-seeded: confirm or correct)"
         ),
-        "error_excerpt": f["error_excerpt"],
-        "step": f["step"],
-        "evidence": [
-            {"kind": "step", "ref": str(f["step"]), "note": f"tool call {f['call_id']}"},
-            {"kind": "command", "ref": cmd[:500]},
-        ],
+        "error_excerpt": last["error_excerpt"],
+        "step": last["step"],
+        "evidence": [*steps, {"kind": "command", "ref": cmd[:500]}],
         "machine_seeded": True,
     }
+
+
+def failed_approaches(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per failing command (tool + command), in order of first failure; tool calls
+    the user declined or interrupted are left out."""
+    by_call: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for f in failures:
+        if is_user_refusal(str(f.get("error_excerpt") or "")):
+            continue
+        by_call.setdefault((f["tool"], " ".join(f["command"].split())), []).append(f)
+    return [_failed_approach(fs) for fs in by_call.values()]
 
 
 def _jsonable(value: Any) -> Any:
@@ -53,7 +92,9 @@ def goal_candidates(session: Session) -> list[str]:
     reqs = accounting.user_requests(session)
     if not reqs:
         return []
-    picks = [reqs[0][1], reqs[-1][1]]
+    from contextfork.redact import redact_text  # before the cut, so no half secret is kept
+
+    picks = [redact_text(reqs[0][1])[0], redact_text(reqs[-1][1])[0]]
     out: list[str] = []
     for text in picks:
         t = text if len(text) <= _GOAL_CHARS else text[: _GOAL_CHARS - 1] + "…"
@@ -70,8 +111,9 @@ def seed_session(
     Keys: ``session_id``, ``harness`` (format), ``transcript`` ({path, sha256, size, format}),
     ``telemetry`` (the status report's session part, JSON-ready), ``touched_files``,
     ``modified_files``, ``goal_candidates``, ``failed_commands`` ([{step, tool, call_id,
-    command, exit_code, error_excerpt}]), ``failed_approaches`` (dicts shaped like
-    ``FailedApproach`` with evidence and ``machine_seeded: true``).
+    command, exit_code, error_excerpt}]: every error result, as recorded),
+    ``failed_approaches`` (dicts shaped like ``FailedApproach`` with evidence and
+    ``machine_seeded: true``: one per failing command, user refusals left out).
     """
     from contextfork.telemetry.status import session_telemetry
 
@@ -94,7 +136,7 @@ def seed_session(
         "modified_files": modified,
         "goal_candidates": goal_candidates(session),
         "failed_commands": failures,
-        "failed_approaches": [_failed_approach(f) for f in failures],
+        "failed_approaches": failed_approaches(failures),
     }
 
 

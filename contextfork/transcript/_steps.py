@@ -36,6 +36,13 @@ class StepBuilder:
         self.pending_raw: list[RawLine] = []
         self.pending_ts: list[str] = []
         self.call_owner: dict[str, Step] = {}
+        # byte offset of a source line -> the harness's own id for it (prefixed, e.g. "uuid:…")
+        self.line_ids: dict[int, str] = {}
+
+    def note_id(self, raw: RawLine | None, line_id: str | None) -> None:
+        """Remember the harness's id of a line: a step is keyed by its first identified line."""
+        if raw is not None and line_id:
+            self.line_ids.setdefault(raw.offset, line_id)
 
     def _stamp(self, step: Step, ts: Any) -> None:
         if isinstance(ts, str) and (ts or self.stamp_empty):
@@ -161,7 +168,19 @@ class StepBuilder:
             self._open()
         elif self.pending_raw and self.cur is not None:
             self.cur.raw.extend(self.pending_raw)
+        self._assign_keys()
         return self.steps
+
+    def _assign_keys(self) -> None:
+        """A step's identity is its first line's: lines are only ever appended to a step, so
+        the first one never changes while the session grows or is compacted. Without a harness
+        id, the first line's byte offset (stable in an append-only log)."""
+        for step in self.steps:
+            key = next((self.line_ids[r.offset] for r in step.raw if r.offset in self.line_ids),
+                       None)
+            if key is None and step.raw:
+                key = f"offset:{step.raw[0].offset}"
+            step.key = key
 
 
 def int_field(d: dict[str, Any], *keys: str) -> int:

@@ -19,8 +19,10 @@ from contextfork.transcript._jsonl import Record, read_records, require_records
 from contextfork.transcript._steps import StepBuilder, usage_fields
 from contextfork.transcript.model import (
     Block,
+    Compaction,
     RawLine,
     Session,
+    Step,
     TextBlock,
     ThinkingBlock,
     ToolCall,
@@ -144,9 +146,7 @@ def live_records(records: list[Record]) -> tuple[list[Record], int]:
     cur: int | None = leaf
     while cur is not None and cur not in chain:
         chain.add(cur)
-        obj = main[cur].obj
-        parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
-        cur = by_uuid.get(parent) if isinstance(parent, str) else None
+        cur = _parent_index(main, cur, by_uuid, chain)
     msg_ids = {
         _message(main[i]).get("id") for i in chain if main[i].obj.get("type") == "assistant"
     }
@@ -170,11 +170,71 @@ def live_records(records: list[Record]) -> tuple[list[Record], int]:
         results = _tool_results(r)
         if results and all(str(b.get("tool_use_id")) in call_ids for b in results):
             included.add(i)
+    # Claude Code 2.1 hangs ``attachment`` lines (environment, date, deferred tools …) off the
+    # conversation like messages; one that ends a branch is still part of the conversation.
+    kept_uuids = {main[i].obj.get("uuid") for i in included}
+    for i, r in enumerate(main):
+        if i not in included and r.obj.get("type") == "attachment" and (
+            r.obj.get("parentUuid") in kept_uuids
+        ):
+            included.add(i)
+            kept_uuids.add(r.obj.get("uuid"))
     abandoned = sum(
         1 for i, r in enumerate(main)
         if i not in included and r.obj.get("type") in ("user", "assistant")
     )
     return [main[i] for i in sorted(included)], abandoned
+
+
+def _parent_index(
+    main: list[Record], cur: int, by_uuid: dict[str, int], chain: set[int]
+) -> int | None:
+    """The line before ``main[cur]`` in the logical history.
+
+    ``parentUuid``, else (a compaction boundary) ``logicalParentUuid``. Claude Code does not
+    promise the line either names is in the file (``logicalParentUuid`` often is not), so when
+    the link is missing the history continues in file order: the nearest earlier message.
+    """
+    obj = main[cur].obj
+    parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
+    if isinstance(parent, str) and parent in by_uuid:
+        return by_uuid[parent]
+    is_boundary = obj.get("type") == "system" and obj.get("subtype") == "compact_boundary"
+    if not (is_boundary or isinstance(parent, str)):
+        return None  # a real root: the session's first line
+    for i in range(cur - 1, -1, -1):
+        if i not in chain and main[i].obj.get("type") in _LEAF_TYPES and isinstance(
+            main[i].obj.get("uuid"), str
+        ):
+            return i
+    return None
+
+
+def preserved_uuids(records: list[Record], boundary: dict[str, Any]) -> set[str]:
+    """The uuids Claude Code keeps verbatim across ``boundary`` (2.1 ``preservedSegment``).
+
+    Walk ``parentUuid`` from ``tailUuid`` back to ``headUuid`` as Claude Code does on resume;
+    ``preservedMessages.uuids`` (an explicit list some versions also write) when the walk breaks.
+    """
+    meta = boundary.get("compactMetadata")
+    if not isinstance(meta, dict):
+        return set()
+    seg = meta.get("preservedSegment")
+    if isinstance(seg, dict) and isinstance(seg.get("tailUuid"), str):
+        parents = {
+            str(r.obj["uuid"]): r.obj.get("parentUuid")
+            for r in records if isinstance(r.obj.get("uuid"), str)
+        }
+        seen: list[str] = []
+        cur: Any = seg["tailUuid"]
+        while isinstance(cur, str) and cur in parents and cur not in seen:
+            seen.append(cur)
+            if cur == seg.get("headUuid"):
+                return set(seen)
+            cur = parents[cur]
+    listed = meta.get("preservedMessages")
+    uuids = listed.get("uuids") if isinstance(listed, dict) else None
+    return {u for u in uuids if isinstance(u, str)} if isinstance(uuids, list) else set()
 
 
 class _Builder(StepBuilder):
@@ -195,6 +255,8 @@ class _Builder(StepBuilder):
         raw, ts = RawLine(offset=rec.offset, text=rec.text), obj.get("timestamp")
         kind = obj.get("type")
         msg = _message(rec)
+        uid = obj.get("uuid")
+        self.note_id(raw, f"uuid:{uid}" if isinstance(uid, str) else None)
         if kind == "assistant":
             self._assistant(obj, msg, raw, ts)
         elif kind == "user":
@@ -249,6 +311,7 @@ def build_session(
     for rec in live:
         builder.add(rec)
     steps = builder.finish()
+    preserved = _mark_preserved(records, live, steps, builder.compactions)
     first = next((r.obj for r in records if r.obj.get("sessionId")), {})
     timestamps = [r.obj["timestamp"] for r in records if isinstance(r.obj.get("timestamp"), str)]
     branch = next(
@@ -271,7 +334,31 @@ def build_session(
         model=model,
         abandoned_lines=abandoned,
         agent_id=agent_id,
+        preserved=preserved,
     )
+
+
+def _mark_preserved(
+    records: list[Record], live: list[Record], steps: list[Step], compactions: list[Compaction]
+) -> dict[int, list[int]]:
+    """Steps each compaction kept verbatim (preserved segment); flag those of the last one,
+    which are in the live view."""
+    boundaries = [
+        r for r in live
+        if r.obj.get("type") == "system" and r.obj.get("subtype") == "compact_boundary"
+    ]
+    out: dict[int, list[int]] = {}
+    for rec, comp in zip(boundaries, compactions, strict=False):
+        keep = preserved_uuids(records, rec.obj)
+        offsets = {r.offset for r in live if r.obj.get("uuid") in keep}
+        kept = [s.index for s in steps
+                if s.index < comp.before_step and any(r.offset in offsets for r in s.raw)]
+        if kept:
+            out[comp.before_step] = kept
+    if compactions:
+        for s in steps:
+            s.preserved = s.index in out.get(compactions[-1].before_step, [])
+    return out
 
 
 def subagent_files(path: Path) -> list[Path]:

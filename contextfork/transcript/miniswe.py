@@ -65,9 +65,10 @@ def load(path: Path) -> Session:
     system: str | None = None
     open_call: str | None = None
     malformed = 0
-    for el in elements:
+    for n, el in enumerate(elements):
         msg = el.value
         raw = RawLine(offset=el.offset, text=el.text)
+        b.note_id(raw, f"msg:{n}")  # the file is rewritten whole: its message index is stable
         if not isinstance(msg, dict):
             malformed += 1
             b.other(raw, None)

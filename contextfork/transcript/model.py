@@ -68,7 +68,12 @@ class RawLine(_Model):
 
 
 class Step(_Model):
-    index: int  # 1-based
+    index: int  # 1-based, a display position only
+    # The stable identity of the step, anchored in the harness's own ids (``uuid:<uuid of the
+    # step's first line>`` for Claude Code, ``id:<entry id>`` for pi, ``msg:<n>`` for message
+    # arrays, ``offset:<byte offset of the first line>`` for append-only logs without ids). It
+    # does not change when the session grows or is compacted: the cold store and forks key on it.
+    key: str | None = None
     blocks: list[Block] = Field(default_factory=list)
     started_at: str | None = None
     ended_at: str | None = None
@@ -78,6 +83,14 @@ class Step(_Model):
     request_id: str | None = None
     raw: list[RawLine] = Field(default_factory=list)
     after_compaction: bool = False
+    # Kept verbatim by the harness across the last compaction (Claude Code 2.1
+    # ``compactMetadata.preservedSegment``): before the boundary in the file, yet in the live view.
+    preserved: bool = False
+
+    @property
+    def identity(self) -> str:
+        """``key``, or the position when an adapter could not anchor the step in any id."""
+        return self.key or f"index:{self.index}"
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -121,6 +134,8 @@ class Session(_Model):
     model: str | None = None
     # Claude Code: lines on rewound (abandoned) branches, kept out of ``steps`` but counted.
     abandoned_lines: int = 0
+    # Claude Code 2.1: for each compaction (by ``before_step``), the steps it kept verbatim.
+    preserved: dict[int, list[int]] = Field(default_factory=dict)
     # A subagent (Claude Code sidechain) has the id of the agent; its parent lists it here.
     agent_id: str | None = None
     subagents: list[Session] = Field(default_factory=list)
@@ -128,3 +143,11 @@ class Session(_Model):
     @property
     def tool_calls(self) -> list[ToolCall]:
         return [c for s in self.steps for c in s.tool_calls]
+
+    def live_steps(self) -> list[Step]:
+        """What the harness still sends: the steps after the last compaction, plus the ones it
+        kept verbatim across it (preserved segment). Without a compaction: every step."""
+        if not self.compactions:
+            return list(self.steps)
+        start = self.compactions[-1].before_step
+        return [s for s in self.steps if s.index >= start or s.preserved]

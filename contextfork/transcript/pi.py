@@ -83,6 +83,7 @@ def load(path: Path) -> Session:
     for rec in live_entries(stats.records):
         obj, raw, ts = rec.obj, RawLine(offset=rec.offset, text=rec.text), rec.obj.get("timestamp")
         kind = obj.get("type")
+        b.note_id(raw, f"id:{obj['id']}" if isinstance(obj.get("id"), str) else None)
         if kind == "session":
             session_id = obj.get("id") if isinstance(obj.get("id"), str) else session_id
             cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else cwd

@@ -100,9 +100,10 @@ def load(path: Path) -> Session:
         dialect = "anthropic-messages"
     malformed = 0
     usable = 0
-    for el in elements:
+    for n, el in enumerate(elements):
         msg = el.value
         raw = RawLine(offset=el.offset, text=el.text)
+        b.note_id(raw, f"msg:{n}")  # the file is rewritten whole: its message index is stable
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             malformed += 1
             b.other(raw, None)

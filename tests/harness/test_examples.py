@@ -16,14 +16,18 @@ from tests.helpers import Repo, clean_env
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+# The examples are for writing configs by hand, so they use the bare name (it must then be on
+# the harness's PATH); `hooks install` writes the same entries behind the absolute entry point.
+
+
 def test_claude_settings_example_is_what_install_writes(tmp_path: Path) -> None:
-    install.install_claude(tmp_path, "project")
+    install.install_claude(tmp_path, "project", command="contextfork")
     written = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     assert json.loads((EXAMPLES / "claude-code" / "settings.json").read_text()) == written
 
 
 def test_codex_hooks_example_is_what_install_writes(tmp_path: Path) -> None:
-    install.install_codex(tmp_path)
+    install.install_codex(tmp_path, command="contextfork")
     written = json.loads((tmp_path / ".codex" / "hooks.json").read_text())
     assert json.loads((EXAMPLES / "codex" / "hooks.json").read_text()) == written
 

@@ -79,7 +79,7 @@ def test_user_prompt_submit_injects_hash_verified_nodes(scenario_repo: Repo) -> 
         assert f"Step {step} of session {SID}" in ctx
     assert "5434" not in ctx.split("Step 5")[0]  # superseded port steps never come back
     entry = [e for e in hook_log(scenario_repo) if e.get("action") == "hydrate"]
-    assert entry and entry[-1]["hydrated"] == [f"{SID}:4", f"{SID}:5", f"{SID}:7"]
+    assert entry and entry[-1]["hydrated"] == [f"{SID}:7", f"{SID}:5", f"{SID}:4"]
 
 
 def test_user_prompt_submit_prints_nothing_when_nothing_matches(scenario_repo: Repo) -> None:

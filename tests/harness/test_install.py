@@ -9,6 +9,9 @@ import pytest
 
 from contextfork.errors import UsageError
 from contextfork.harness import install
+from contextfork.harness.entrypoint import checked_command
+
+EXE = checked_command()  # the absolute entry point install writes (see test_install_entrypoint)
 
 FOREIGN = {
     "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
@@ -44,17 +47,15 @@ def test_install_adds_our_hooks_beside_foreign_ones(tmp_path: Path) -> None:
     assert ups[0] == FOREIGN["hooks"]["UserPromptSubmit"][0]  # theirs first, untouched
     assert ups[1]["hooks"][0] == {
         "type": "command",
-        "command": "contextfork hook user-prompt-submit",
+        "command": f"{EXE} hook user-prompt-submit",
         "timeout": 10,
     }
     assert data["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
-    assert data["hooks"]["PreCompact"][0]["hooks"][0]["command"] == "contextfork hook pre-compact"
-    assert (
-        data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == "contextfork hook session-start"
-    )
+    assert data["hooks"]["PreCompact"][0]["hooks"][0]["command"] == f"{EXE} hook pre-compact"
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{EXE} hook session-start"
     assert data["statusLine"] == {
         "type": "command",
-        "command": "contextfork statusline",
+        "command": f"{EXE} statusline",
         "padding": 0,
     }
 
@@ -168,7 +169,7 @@ def test_codex_install_writes_hooks_json_and_uninstall_restores(
     data = json.loads(path.read_text())
     assert data["hooks"]["Stop"] == foreign["hooks"]["Stop"]
     assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == (
-        "contextfork hook user-prompt-submit --codex"
+        f"{EXE} hook user-prompt-submit --codex"
     )
     assert any(p.code == "codex_feature_flag" for p in res.problems)
     assert not install.install_codex(tmp_path).data["changed"]

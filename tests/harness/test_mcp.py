@@ -127,7 +127,7 @@ def test_in_process_client_lists_and_calls_every_tool(allowed: Repo) -> None:
     assert "move PostgreSQL off 5433 again" in _env(res[4])["data"]["markdown"]
     assert _env(res[5])["command"] == "status"
     scan = _env(res[6])["data"]
-    assert [s["step_id"] for s in scan["selected"]] == [4, 5, 7]
+    assert [s["step_id"] for s in scan["selected"]] == [7, 5, 4]  # selection order
     hyd = _env(res[7])["data"]
     assert hyd["verified"] is True and "5433" in hyd["content"]
     peek = _env(res[8])["data"]
@@ -214,7 +214,7 @@ def test_a_real_stdio_subprocess_serves_the_tools(allowed: Repo) -> None:
 
         anyio.run(main)
     assert {t.name for t in res[0].tools} == TOOLS
-    assert [s["step_id"] for s in _env(res[1])["data"]["selected"]] == [4, 5, 7]
+    assert [s["step_id"] for s in _env(res[1])["data"]["selected"]] == [7, 5, 4]
     assert res[2].is_error and "outside the allowed roots" in _text(res[2])
 
 

@@ -153,12 +153,6 @@ def test_hooks_install_needs_a_target_and_dispatches_claude_to_the_harness(
     res = run_cli("hooks", "install", cwd=repo.path)
     assert res.returncode == 2 and "--git" in res.stderr
     env = {"HOME": str(tmp_path / "home"), "CONTEXTFORK_TEST_HOME": str(tmp_path / "home")}
-    try:
-        import contextfork.harness.install  # noqa: F401
-    except ModuleNotFoundError:
-        res = run_cli("hooks", "install", "--claude", cwd=repo.path, env=env)
-        assert res.returncode == 2 and "harness" in res.stderr
-        return
     settings = repo.path / ".claude" / "settings.json"
     assert run_cli("hooks", "install", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
     assert "UserPromptSubmit" in settings.read_text()

@@ -27,7 +27,7 @@ def test_push_pull_then_resume_apply_in_clone_b_reproduces_a_exactly(shared: Sha
     _work_in_a(shared)
     out = run_cli("export", "--goal", "share", "--json", cwd=shared.a.path).json()
     pid = out["data"]["package_id"]
-    res = run_cli("push", "origin", "--json", cwd=shared.a.path)
+    res = run_cli("push", "origin", "--with-head", "--json", cwd=shared.a.path)
     assert res.returncode == 0, res.stderr
     assert git(shared.remote, "rev-parse", f"{REF_PREFIX}{pid}")
     res = run_cli("pull", "--json", cwd=shared.b.path)
@@ -35,7 +35,7 @@ def test_push_pull_then_resume_apply_in_clone_b_reproduces_a_exactly(shared: Sha
     assert res.json()["data"]["pulled"] == [pid]
     pkg_b = shared.b.path / ".contextfork" / "packages" / pid
     meta = meta_of(pkg_b)
-    # the package commit's parent carried A's unpushed HEAD along
+    # --with-head carried A's unpushed HEAD along (refs/contextfork/heads/<id>)
     shared.b.git("checkout", "-q", "--detach", meta["head"])
     assert run_cli("validate", pid, cwd=shared.b.path).returncode == 0
     res = run_cli("resume", pid, "--apply", "--json", cwd=shared.b.path)

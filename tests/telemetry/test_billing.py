@@ -75,17 +75,33 @@ def test_billing_of_the_real_session_matches_ccusage_figures(transcripts_dir: Pa
     assert totals["files"] == 3
 
 
-def _ccusage() -> list[str] | None:
+CCUSAGE = "ccusage@20.0.24"
+
+
+def _npm_cache() -> Path:
+    base = os.environ.get("CONTEXTFORK_NPM_CACHE") or str(Path.home() / ".cache" / "contextfork-npm")
+    return Path(base) / "ccusage-20.0.24"
+
+
+def _ccusage() -> tuple[list[str] | None, str]:
+    """ccusage itself (from npm, pinned), so the billing rules are checked against the tool."""
     explicit = os.environ.get("CONTEXTFORK_CCUSAGE")
     if explicit and Path(explicit).exists():
-        return [explicit]
-    for cand in (Path("/tmp/ccusage-bench/node_modules/.bin/ccusage"),
-                 Path(__file__).resolve().parents[2] / "bench" / "node_modules" / ".bin" / "ccusage"):
-        if cand.exists():
-            return [str(cand)]
-    if shutil.which("ccusage"):
-        return ["ccusage"]
-    return None
+        return [explicit], ""
+    prefix = _npm_cache()
+    binary = prefix / "node_modules" / ".bin" / "ccusage"
+    if not binary.exists():
+        npm = shutil.which("npm")
+        if npm is None or shutil.which("node") is None:
+            return None, f"{CCUSAGE} needs node and npm (not found)"
+        prefix.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", CCUSAGE],
+            capture_output=True, text=True, timeout=300, check=False,
+        )
+        if proc.returncode != 0 or not binary.exists():
+            return None, f"npm install {CCUSAGE} failed: {proc.stderr.strip()[-200:]}"
+    return [str(binary)], ""
 
 
 def _run_ccusage(cmd: list[str], config: Path) -> dict[str, int]:
@@ -100,9 +116,9 @@ def _run_ccusage(cmd: list[str], config: Path) -> dict[str, int]:
 
 @pytest.fixture
 def ccusage_cmd() -> list[str]:
-    cmd = _ccusage()
+    cmd, why = _ccusage()
     if cmd is None:
-        pytest.skip("ccusage 20.0.24 not installed (npm install ccusage@20.0.24; see bench/)")
+        pytest.skip(why)
     return cmd
 
 

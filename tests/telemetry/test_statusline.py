@@ -78,6 +78,7 @@ def test_statusline_path_imports_no_heavy_module(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code, _payload(f, tmp_path)], capture_output=True,
                           text=True, env=clean_env({"XDG_CACHE_HOME": str(tmp_path / "c")}), check=True)
     assert "HEAVY []" in proc.stdout
+    assert "34.2k tokens | Step 3" in proc.stdout  # the real badge, not the fallback of a crash
 
 
 def test_seed_fills_what_the_export_can_know(tmp_path: Path) -> None:

@@ -1,0 +1,153 @@
+"""Fold a session's steps under their stable keys: incremental, idempotent, never positional.
+
+``fold session``, PreCompact, ``fork`` and the renderer's store all come through here. Nodes are
+planned and built outside the store lock (scrubbing and token counting are the slow part), then
+the plan is re-checked under the lock against what other writers committed meanwhile; only a
+changed decision rebuilds a node. Writes keep the two phases of ``store``: node files first,
+then their index rows and keys in one transaction. See ``stepkeys`` for the id rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from contextfork.atomic import write_bytes
+from contextfork.cold import index as idx
+from contextfork.cold import stepkeys
+from contextfork.cold.layout import StoreLayout, policy_sha256, store_lock
+from contextfork.cold.node import node_bytes
+from contextfork.cold.store import ensure_policy, read_node
+from contextfork.errors import IntegrityError
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Step
+
+#: build(step, step_id, open) -> node
+Builder = Callable[["Step", int, bool], dict[str, Any]]
+
+
+@dataclass
+class Placed:
+    step: Step
+    step_id: int
+    action: str  # write | unchanged | adopt
+    node: dict[str, Any]
+    close: bool = False  # an open version turned out complete: later other bytes conflict
+    open: bool = False  # the session's last step at this fold
+
+
+@dataclass
+class KeyedFold:
+    placed: list[Placed] = field(default_factory=list)
+
+    @property
+    def ids(self) -> dict[int, int]:
+        """Transcript position → cold step id, for this session."""
+        return {p.step.index: p.step_id for p in self.placed}
+
+    @property
+    def written(self) -> int:
+        return sum(p.action == "write" for p in self.placed)
+
+
+def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
+          cache: dict[tuple[str, int, bool], dict[str, Any]], open_last: bool,
+          locked: bool) -> list[Placed]:
+    stepkeys.ensure(conn)
+    if locked:
+        stepkeys.sync(conn, layout)
+    alloc = stepkeys.Allocator(conn)
+    out: list[Placed] = []
+
+    def built(step: Step, sid: int, is_open: bool) -> dict[str, Any]:
+        k = (step.identity, sid, is_open)
+        if k not in cache:
+            cache[k] = build(step, sid, is_open)
+        return cache[k]
+
+    for n, step in enumerate(steps):
+        is_open = open_last and n == len(steps) - 1
+        sid = alloc.candidate(step.identity, step.index)
+        node = built(step, sid, is_open)
+        action = alloc.decide(step.identity, sid, str(node["payload_sha256"]))
+        if action == "version":
+            sid = alloc.fresh()
+            node = built(step, sid, is_open)
+            action = "write"
+        held = alloc.by_id.get(sid)
+        # stored open, now followed by another step and byte-identical: it was complete
+        close = action == "unchanged" and not is_open and held is not None and held.open
+        out.append(Placed(step, sid, action, node, close, is_open))
+    return out
+
+
+def fold_keyed(
+    layout: StoreLayout, steps: Sequence[Step], build: Builder, *, open_last: bool = True
+) -> KeyedFold:
+    """Fold ``steps`` (in session order); the last one is stored *open* unless told otherwise."""
+    layout.ensure_contained()
+    cache: dict[tuple[str, int, bool], dict[str, Any]] = {}
+    with idx.opened(layout) as conn:
+        _plan(conn, layout, steps, build, cache, open_last, False)  # builds unlocked
+    with store_lock(layout):
+        policy = ensure_policy(layout)
+        with idx.opened(layout) as conn:
+            placed = _plan(conn, layout, steps, build, cache, open_last, True)
+            pending: list[dict[str, Any]] = []
+            for p in placed:
+                path = layout.node_path(p.step_id)
+                if p.action == "write":
+                    if path.exists() or path.is_symlink():
+                        existing = read_node(layout, p.step_id)  # an orphan of a crash
+                        if existing["payload_sha256"] != p.node["payload_sha256"]:
+                            raise IntegrityError(
+                                f"cold_nodes/{path.name} is not indexed and holds other bytes",
+                                hint="run `contextfork fold validate`, then `contextfork fold index`",
+                            )
+                        p.node = existing
+                    else:
+                        write_bytes(path, node_bytes(p.node))  # phase 1: the node file
+                    pending.append(p.node)
+                else:
+                    p.node = read_node(layout, p.step_id)  # stored bytes re-verified (exit 3)
+            with idx.transaction(conn):  # phase 2: index rows and keys, one transaction
+                for node in pending:
+                    idx.add_node(conn, node)
+                    stepkeys.record(conn, node)
+                for p in placed:
+                    if p.action == "adopt":
+                        stepkeys.adopt(conn, p.step_id, p.step.identity, p.open)
+                    elif p.close:
+                        conn.execute("UPDATE step_keys SET open=0 WHERE step_id=?", (p.step_id,))
+            if pending:
+                idx.export_ipcf_view(conn, layout, policy_sha256(policy))
+    return KeyedFold(placed)
+
+
+def known_ids(layout: StoreLayout, steps: Sequence[Step]) -> dict[int, int]:
+    """Transcript position → the cold id of the newest stored version of that step's key."""
+    if not layout.sqlite.exists():
+        return {}
+    with idx.opened(layout) as conn:
+        stepkeys.ensure(conn)
+        latest: dict[str, int] = {}
+        for sid, key in conn.execute("SELECT step_id, key FROM step_keys ORDER BY step_id"):
+            if key is not None:
+                latest[str(key)] = int(sid)
+    return {s.index: latest[s.identity] for s in steps if s.identity in latest}
+
+
+def latest_version(layout: StoreLayout, step_id: int) -> int:
+    """The newest stored version of the key ``step_id`` holds (``step_id`` itself when it has
+    no newer one): a position-named step read back after it grew is its complete version."""
+    if not layout.sqlite.exists():
+        return step_id
+    with idx.opened(layout) as conn:
+        stepkeys.ensure(conn)
+        row = conn.execute(
+            "SELECT MAX(b.step_id) FROM step_keys a JOIN step_keys b ON a.key = b.key "
+            "WHERE a.step_id = ?", (step_id,)
+        ).fetchone()
+    return int(row[0]) if row and row[0] is not None else step_id

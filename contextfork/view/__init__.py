@@ -1,0 +1,1 @@
+"""The session and package inspector: a self-contained static site, optionally served live."""

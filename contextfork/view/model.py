@@ -1,0 +1,226 @@
+"""What the inspector shows, as plain data: steps, their hot/cold layer, page-ins, forks.
+
+The page must never claim more than the store can prove, so every cold node is re-read through
+the store's own verification (all three SHA-256 identities) while the site is built; a node
+that fails is shown as failing, with its stored bytes and the hash it claims, so the browser's
+own re-check fails too.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextfork.transcript.model import (
+    Session,
+    Step,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+)
+
+COLLAPSE_LINES = 12
+
+
+@dataclass
+class ColdNode:
+    step_id: int
+    summary: str
+    payload_sha256: str
+    verified: bool
+    error: str | None
+    content_b64: str  # the stored payload bytes, as stored (tampered ones too)
+    tokens: int
+
+
+@dataclass
+class StepView:
+    index: int
+    started_at: str | None
+    tokens: int  # this step's own blocks (estimated)
+    window: int | None  # recorded context window at this call (input + cache), when recorded
+    blocks: list[dict[str, Any]]
+    failed: bool
+    compaction_before: bool = False
+    cold: ColdNode | None = None
+    stubs: list[int] = field(default_factory=list)  # original steps a fork stubbed here
+    pageins: list[dict[str, Any]] = field(default_factory=list)
+    search_text: str = ""
+
+
+def _estimate(text: str) -> int:
+    from contextfork.tokens import estimate_tokens
+
+    return estimate_tokens(text)
+
+
+def _block(b: Any, names: dict[str, str]) -> dict[str, Any] | None:
+    from contextfork.harness.fork import STUB_PREFIX
+
+    if isinstance(b, TextBlock):
+        if not b.text.strip():
+            return None
+        kind = "meta" if b.meta else b.role
+        return {"kind": kind, "text": b.text, "lines": b.text.count("\n") + 1}
+    if isinstance(b, ThinkingBlock):
+        return {"kind": "thinking", "text": b.text, "lines": b.text.count("\n") + 1}
+    if isinstance(b, ToolCall):
+        args = json.dumps(b.input, indent=2, ensure_ascii=False, sort_keys=True)
+        return {"kind": "tool_call", "name": b.name, "text": args, "lines": args.count("\n") + 1}
+    if isinstance(b, ToolResult):
+        return {
+            "kind": "tool_result",
+            "name": names.get(b.call_id, "tool"),
+            "text": b.content,
+            "lines": b.content.count("\n") + 1,
+            "error": b.is_error or (b.exit_code not in (None, 0)),
+            "exit_code": b.exit_code,
+            "stub": b.content.startswith(STUB_PREFIX),
+        }
+    return None
+
+
+def _stub_steps(step: Step) -> list[int]:
+    import re
+
+    from contextfork.harness.fork import STUB_PREFIX
+
+    out = []
+    for r in step.tool_results:
+        if r.content.startswith(STUB_PREFIX):
+            m = re.search(r"step (\d+)", r.content)
+            if m:
+                out.append(int(m.group(1)))
+    return out
+
+
+def step_view(step: Step) -> StepView:
+    names = {c.id: c.name for c in step.tool_calls}
+    blocks = [v for b in step.blocks if (v := _block(b, names)) is not None]
+    text = "\n".join(b["text"] for b in blocks)
+    window = step.usage.context_tokens if step.usage and step.usage.context_tokens else None
+    return StepView(
+        index=step.index,
+        started_at=step.started_at,
+        tokens=_estimate(text),
+        window=window,
+        blocks=blocks,
+        failed=any(b.get("error") for b in blocks),
+        stubs=_stub_steps(step),
+        search_text=text[:20_000],
+    )
+
+
+def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]:
+    """Every node of the session's cold store, each re-verified (failures kept, marked)."""
+    if root is None or not session_id:
+        return {}
+    from contextfork.cold.layout import StoreLayout, check_session_id
+    from contextfork.cold.store import read_node
+    from contextfork.errors import ContextforkError, UsageError
+
+    try:
+        layout = StoreLayout(root / ".contextfork" / "cold", check_session_id(session_id))
+    except UsageError:
+        return {}
+    if not layout.nodes_dir.is_dir() or layout.nodes_dir.is_symlink():
+        return {}
+    out: dict[int, ColdNode] = {}
+    for path in sorted(layout.nodes_dir.glob("step_*.json")):
+        try:
+            step_id = int(path.stem.split("_", 1)[1])
+            raw = json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            continue
+        if not isinstance(raw, dict):
+            continue
+        error = None
+        try:
+            read_node(layout, step_id)
+        except ContextforkError as err:
+            error = err.message
+        content = raw.get("content", "")
+        data = (
+            base64.b64decode(content) if raw.get("content_encoding") == "base64"
+            else str(content).encode("utf-8")
+        )  # fmt: skip
+        out[step_id] = ColdNode(
+            step_id=step_id,
+            summary=str(raw.get("summary", "")),
+            payload_sha256=str(raw.get("payload_sha256", "")),
+            verified=error is None,
+            error=error,
+            content_b64=base64.b64encode(data).decode("ascii"),
+            tokens=int(raw.get("token_count") or 0),
+        )
+    return out
+
+
+def pageins(root: Path | None, session_id: str | None) -> list[dict[str, Any]]:
+    """What the prompt hook injected for this session, from the hook log."""
+    if root is None or not session_id:
+        return []
+    log = root / ".contextfork" / "logs" / "hooks.log"
+    out = []
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if (isinstance(rec, dict) and rec.get("session_id") == session_id
+                and rec.get("action") == "hydrate"):  # fmt: skip
+            out.append({"at": rec.get("at"), "hydrated": rec.get("hydrated", []),
+                        "terms": rec.get("terms", []), "tokens": rec.get("tokens")})  # fmt: skip
+    return out
+
+
+def fork_of(root: Path | None, session_id: str | None) -> str | None:
+    if root is None or not session_id:
+        return None
+    from contextfork.harness.hookrunner import parent_session
+
+    return parent_session(root, session_id)
+
+
+@dataclass
+class SessionView:
+    session: Session
+    steps: list[StepView]
+    cold: dict[int, ColdNode]
+    pageins: list[dict[str, Any]]
+    forked_from: str | None
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for s in self.steps if s.failed)
+
+
+def build(session: Session, root: Path | None) -> SessionView:
+    steps = [step_view(s) for s in session.steps]
+    compacted = {c.before_step for c in session.compactions}
+    cold = cold_nodes(root, session.session_id)
+    for sv in steps:
+        sv.compaction_before = sv.index in compacted
+        sv.cold = cold.get(sv.index)
+    ins = pageins(root, session.session_id)
+    _attach_pageins(steps, ins)
+    return SessionView(session, steps, cold, ins, fork_of(root, session.session_id))
+
+
+def _attach_pageins(steps: list[StepView], ins: list[dict[str, Any]]) -> None:
+    """Each page-in goes to the first step that started after it was logged."""
+    for rec in ins:
+        at = str(rec.get("at") or "")
+        target = next((s for s in steps if s.started_at and s.started_at >= at), None)
+        if target is None and steps:
+            target = steps[-1]
+        if target is not None:
+            target.pageins.append(rec)

@@ -1,0 +1,88 @@
+"""PreCompact and fork across Claude Code 2.1 compactions: no step conflicts, nothing dropped."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from contextfork.transcript import load_session
+from tests.helpers import Repo, run_cli
+from tests.transcript import cc21
+from tests.transcript.builders import dumps
+
+SID = cc21.SESSION
+STUB = re.compile(r"step (\d+), [\d,]+ chars, sha256 ([0-9a-f]{64})")
+
+
+def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(dumps(o) + "\n" for o in lines), encoding="utf-8")
+    return path
+
+
+def _upto(name: str, **kw: Any) -> list[dict[str, Any]]:
+    lines = cc21.lines(**kw)
+    cut = next(i for i, o in enumerate(lines) if o.get("uuid") == cc21.uid(name))
+    return lines[: cut + 1]
+
+
+def _pre_compact(repo: Repo, t: Path) -> Any:
+    payload = {"session_id": SID, "transcript_path": str(t), "cwd": str(repo.path),
+               "permission_mode": "default", "hook_event_name": "PreCompact", "trigger": "auto",
+               "custom_instructions": ""}
+    return run_cli("hook", "pre-compact", cwd=repo.path, input=json.dumps(payload))
+
+
+def _log(repo: Repo) -> list[dict[str, Any]]:
+    path = repo.path / ".contextfork" / "logs" / "hooks.log"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _packages(repo: Repo) -> list[Path]:
+    return [p for p in (repo.path / ".contextfork" / "packages").iterdir() if p.is_dir()]
+
+
+def test_pre_compact_twice_in_one_session_folds_and_exports_both_times(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = _write(tmp_path / "proj" / f"{SID}.jsonl", _upto("s3"))  # auto-compaction mid-turn
+    assert _pre_compact(repo, t).returncode == 0
+    _write(t, _upto("s6"))  # compacted, went on, and compacts again mid-turn
+    assert _pre_compact(repo, t).returncode == 0
+    folds = [e for e in _log(repo) if e.get("event") == "pre-compact"]
+    assert len(folds) == 2 and all(e.get("action") == "fold+export" for e in folds), folds
+    assert [e.get("folded_steps") for e in folds] == [3, 6]
+    assert len(_packages(repo)) == 2
+
+
+def test_fork_after_a_compaction_exits_0_and_keeps_the_preserved_segment(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = _write(tmp_path / "proj" / f"{SID}.jsonl", _upto("s5"))
+    assert _pre_compact(repo, t).returncode == 0  # step 5 folded while still growing
+    cc21.write(t)
+    res = run_cli("fork", "--transcript", str(t), "--json", "--min-chars", "10", cwd=repo.path)
+    assert res.returncode == 0, res.stderr + res.stdout
+    fork = Path(res.json()["data"]["fork"])
+    lines = [json.loads(x) for x in fork.read_text().splitlines()]
+    by_uuid = {o["uuid"]: o for o in lines if "uuid" in o}
+    boundaries = [o for o in lines if o.get("subtype") == "compact_boundary"]
+    assert len(boundaries) == 2
+    for b in boundaries:  # Claude Code's resume walk: tail back to head, hung after the anchor
+        seg = b["compactMetadata"]["preservedSegment"]
+        assert by_uuid[seg["anchorUuid"]].get("isCompactSummary")
+        cur, seen = seg["tailUuid"], []
+        while cur != seg["headUuid"]:
+            seen.append(cur)
+            cur = by_uuid[cur]["parentUuid"]
+        assert cur in by_uuid
+    original, forked = load_session(t), load_session(fork)
+    assert [s.index for s in forked.live_steps()] == [s.index for s in original.live_steps()]
+    stubs = [(int(m.group(1)), m.group(2)) for m in STUB.finditer(fork.read_text())]
+    assert stubs, "small results stubbed with --min-chars 10"
+    for step, _sha in stubs:  # each stub names the cold id that really holds its result
+        shown = run_cli("fold", "show", str(step), "--session", SID, "--json", cwd=repo.path)
+        assert shown.returncode == 0
+    assert any(step == 6 for step, _ in stubs)  # step 5's complete version, not its partial one

@@ -1,0 +1,131 @@
+"""``contextfork view``: the static inspector shows every step, the cold layer, packages."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.helpers import clean_env, run_cli
+from tests.view.conftest import Viewed
+
+
+def test_timeline_shows_every_step_and_highlights_failed_commands(viewed: Viewed) -> None:
+    from contextfork.transcript import load_session
+
+    steps = load_session(viewed.transcript).steps
+    html = viewed.html()
+    shown = {int(m) for m in re.findall(r'id="step-(\d+)"', html)}
+    assert shown == {s.index for s in steps}
+    assert 'class="step failed' in html  # the fixture's failing npm test
+    assert "<script src=\"http" not in html and "https://" not in html.split("<main")[0]
+
+
+def test_folded_step_embeds_exactly_the_stored_bytes_with_its_hash(viewed: Viewed) -> None:
+    node = json.loads(viewed.node(1).read_text(encoding="utf-8"))
+    html = viewed.html()
+    m = re.search(r'data-sha256="([0-9a-f]{64})" data-b64="([^"]+)"', html)
+    assert m is not None
+    first = re.findall(r'data-sha256="([0-9a-f]{64})" data-b64="([^"]+)"', html)
+    shown = {sha: base64.b64decode(b64) for sha, b64 in first}
+    assert shown[node["payload_sha256"]] == node["content"].encode("utf-8")
+    assert "verified when the page was built" in html and "FAILED verification" not in html
+
+
+def test_tampered_cold_node_is_shown_failing_verification(viewed: Viewed) -> None:
+    path = viewed.node(1)
+    node = json.loads(path.read_text(encoding="utf-8"))
+    node["content"] = node["content"].replace("a", "b", 1)
+    path.write_text(json.dumps(node), encoding="utf-8")
+    data = viewed.build()
+    assert data["failed_nodes"] == 1
+    assert "FAILED verification" in viewed.html()
+
+
+def test_packages_page_shows_validation_drift_handoff_and_patch(viewed: Viewed) -> None:
+    html = viewed.html()
+    assert "show the inspector" in html and 'class="badge ok">valid' in html
+    pkg_pages = list(viewed.out.glob("package-*.html"))
+    assert len(pkg_pages) == 1
+    page = pkg_pages[0].read_text(encoding="utf-8")
+    for part in ("1 · Active goal", "4 · Failed approaches", "6 · Immediate next action"):
+        assert part in page
+    assert '<span class="add">+    return 42</span>' in page
+    assert "manifest.json" in page and "HEAD: <strong>same</strong>" in page
+
+
+def test_transcript_text_is_escaped_not_executed(viewed: Viewed, tmp_path: Path) -> None:
+    hostile = tmp_path / "hostile.jsonl"
+    text = viewed.transcript.read_text(encoding="utf-8").replace(
+        "Fix the billing port bug", "<script>alert(1)</script>"
+    )
+    hostile.write_text(text, encoding="utf-8")
+    res = run_cli("view", "--transcript", str(hostile), "--out", str(tmp_path / "h"),
+                  cwd=viewed.repo.path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    page = (tmp_path / "h" / "index.html").read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_serve_refuses_a_non_loopback_address(viewed: Viewed) -> None:
+    res = run_cli("view", "--transcript", str(viewed.transcript), "--serve", "--host", "0.0.0.0",
+                  cwd=viewed.repo.path)  # fmt: skip
+    assert res.returncode == 2 and "loopback" in res.stderr
+    assert res.stderr.count("\n") == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_rebuilds_when_the_transcript_grows(viewed: Viewed) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "contextfork", "view", "--transcript", str(viewed.transcript),
+         "--out", str(viewed.out), "--serve", "--port", str(port)],
+        cwd=viewed.repo.path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}/index.html"
+        deadline = time.monotonic() + 30
+        body = ""
+        while time.monotonic() < deadline:
+            try:
+                body = urllib.request.urlopen(url, timeout=5).read().decode()
+                break
+            except OSError:
+                time.sleep(0.2)
+        before = len(re.findall(r'id="step-\d+"', body))
+        assert before > 0
+        lines = viewed.transcript.read_text(encoding="utf-8").splitlines()
+        last = json.loads(lines[-1])
+        extra = dict(last, uuid="99999999-0000-4000-8000-000000000001", parentUuid=last["uuid"],
+                     type="user", message={"role": "user", "content": "one more request"})  # fmt: skip
+        extra.pop("toolUseResult", None)
+        with viewed.transcript.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(extra) + "\n")
+        body = urllib.request.urlopen(url, timeout=30).read().decode()
+        assert "one more request" in body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+
+def test_replay_page_shows_every_policy_against_native(viewed: Viewed) -> None:
+    data = viewed.build("--replay")
+    assert "replay.html" in data["pages"]  # type: ignore[operator]
+    page = (viewed.out / "replay.html").read_text(encoding="utf-8")
+    for policy in ("native", "base", "refold", "epoch", "mask", "compact"):
+        assert f'<th scope="row">{policy}</th>' in page
+        assert f'data-series="{policy}"' in page
