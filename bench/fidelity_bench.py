@@ -2,8 +2,8 @@
 
 Runs every probe through the real hook path, as Claude Code runs it (whole processes):
 1. the session is cut where it was compacted (the state at the compaction) and
-   `contextfork hook pre-compact` folds it into a fresh repository's cold store;
-2. `contextfork hook user-prompt-submit` gets each probe's query — the term query ("What did
+   `contextfork hooks run pre-compact` folds it into a fresh repository's cold store;
+2. `contextfork hooks run user-prompt-submit` gets each probe's query — the term query ("What did
    we find earlier about X?") and the agent's own next text — and what it injects
    (`additionalContext`) is checked.
 
@@ -55,7 +55,7 @@ def _env() -> dict[str, str]:
 
 def _hook(event: str, payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-m", "contextfork", "hook", event],
+        [sys.executable, "-m", "contextfork", "hooks", "run", event],
         input=json.dumps(payload), capture_output=True, text=True, cwd=cwd, env=_env(),
         timeout=600, check=False,
     )

@@ -69,7 +69,7 @@ def bench_resume(base: Path, runs: int) -> float:
     build_repo(repo)
     subprocess.run([sys.executable, "-m", "contextfork", "export"], cwd=repo, env=ENV, check=True,
                    capture_output=True)
-    cmd = [sys.executable, "-m", "contextfork", "resume", "--no-mark", "--json"]
+    cmd = [sys.executable, "-m", "contextfork", "resume", "--no-mark-consumed", "--json"]
     timed(cmd, repo)  # warm the OS caches once
     return statistics.median(timed(cmd, repo) for _ in range(runs))
 

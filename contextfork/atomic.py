@@ -10,7 +10,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,26 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+
+
+def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    """Like ``write_bytes`` for content produced piece by piece (never held whole in memory)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with _temp_then_replace(tmp, path), os.fdopen(fd, "wb") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def move_aside(path: Path, suffix: str) -> Path:
+    """Rename ``path`` to ``<path><suffix>`` (replacing an older one), e.g. a corrupt file kept
+    for inspection while a fresh one is built."""
+    aside = path.with_name(path.name + suffix)
+    os.replace(path, aside)
+    fsync_dir(path.parent)
+    return aside
 
 
 def write_text(path: Path, text: str, *, mode: int | None = None) -> None:
@@ -122,11 +143,72 @@ def _fsync_tree(root: Path) -> None:
         fsync_dir(Path(d))
 
 
+# A leftover of a killed writer is removed by the next run once its owner is dead, or once it is
+# older than this (the owner's pid may have been reused); no export takes anywhere near as long.
+STALE_AFTER_SECONDS = 900
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def owner_pid(name: str, prefix: str) -> int | None:
+    """The pid a temp name carries right after its prefix (``<prefix><pid>-<random>``)."""
+    head = name[len(prefix) :].split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def is_stale(path: Path, pid: int | None, max_age: float = STALE_AFTER_SECONDS) -> bool:
+    """Dead owner, or older than ``max_age`` seconds (also the rule for names without a pid)."""
+    if pid is not None and not pid_alive(pid):
+        return True
+    try:
+        age = time.time() - path.lstat().st_mtime
+    except OSError:
+        return False
+    return age > max_age
+
+
+def sweep_stale(parent: Path, prefixes: tuple[str, ...] = (".staging-",)) -> list[str]:
+    """Remove staging directories that killed writers left in ``parent``; returns their names.
+
+    Only stale ones go (see ``is_stale``), so a concurrent writer's directory is never touched.
+    """
+    removed: list[str] = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        prefix = next((p for p in prefixes if name.startswith(p)), None)
+        if prefix is None:
+            continue
+        path = parent / name
+        if path.is_symlink() or not path.is_dir():
+            continue
+        if is_stale(path, owner_pid(name, prefix)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(name)
+    return removed
+
+
 @contextlib.contextmanager
 def staging_dir(parent: Path, prefix: str = ".staging-") -> Iterator[Path]:
-    """A private temp directory beside the final location; removed unless published."""
+    """A private temp directory beside the final location; removed unless published.
+
+    Its name carries this process's pid, so a later run can tell a dead writer's leftover
+    (``sweep_stale``) from a concurrent writer's directory.
+    """
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
     try:
         yield tmp
     finally:
@@ -167,7 +249,7 @@ def remove_tree(path: Path) -> None:
     """Delete a published directory by renaming it aside first, so no half-deleted copy is visible."""
     if not path.exists():
         return
-    trash = path.parent / f".trash-{path.name}-{os.getpid()}"
+    trash = path.parent / f".trash-{os.getpid()}-{path.name}"
     os.rename(path, trash)
     fsync_dir(path.parent)
     shutil.rmtree(trash, ignore_errors=True)

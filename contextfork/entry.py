@@ -1,7 +1,9 @@
 """Console entry point.
 
 The status line and harness hooks run on every prompt, so they bypass Typer, pydantic and
-jinja2 entirely: ``contextfork statusline`` and ``contextfork hook ...`` dispatch from here.
+jinja2 entirely: ``contextfork statusline`` and ``contextfork hooks run ...`` (and its legacy
+alias ``contextfork hook ...``, which settings written by older versions still call) dispatch
+from here.
 """
 
 from __future__ import annotations
@@ -48,6 +50,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def _hook_args(args: list[str]) -> list[str] | None:
+    """The event arguments of ``hooks run <event>`` / legacy ``hook <event>``; None otherwise
+    (and for ``--help``, which Typer renders)."""
+    if args[:2] == ["hooks", "run"]:
+        rest = args[2:]
+    elif args[:1] == ["hook"]:
+        rest = args[1:]
+    else:
+        return None
+    return None if any(a in ("--help", "-h") for a in rest) else rest
+
+
 def _dispatch(args: list[str]) -> int:
     if args and args[0] in ("--version", "-V"):
         from contextfork import __version__
@@ -58,10 +72,11 @@ def _dispatch(args: list[str]) -> int:
         from contextfork.telemetry.statusline import main as statusline_main
 
         return statusline_main(args[1:])
-    if args and args[0] == "hook" and not any(a in ("--help", "-h") for a in args[1:]):
+    hook_args = _hook_args(args)
+    if hook_args is not None:
         from contextfork.harness.hookrunner import main as hook_main
 
-        return hook_main(args[1:])
+        return hook_main(hook_args)
     if args and args[0] == "export":
         from contextfork.cli.fast import export_main
 

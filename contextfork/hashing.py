@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,14 @@ def sha256_file(path: Path) -> tuple[str, int]:
             h.update(chunk)
             size += len(chunk)
     return h.hexdigest(), size
+
+
+def sha256_chunks(chunks: Iterable[bytes]) -> str:
+    """Hash content produced piece by piece (a streamed view) without joining it."""
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(chunk)
+    return h.hexdigest()
 
 
 def canonical_json(obj: Any) -> bytes:

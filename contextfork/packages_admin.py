@@ -83,13 +83,15 @@ def info(ref: store.PackageRef) -> PackageInfo:
 def list_packages(root: Path) -> Result:
     rows = [info(r) for r in store.list_packages(root)]
     lines = [f"{len(rows)} package(s) in {store.packages_dir(root)}"]
-    for r in rows:
+    for r in rows:  # fits 80 columns: the id carries the creation time (JSON has created_at)
         head = (r.head or "(unborn)")[:12]
-        used = f"consumed by {r.consumed_by}" if r.consumed else "unconsumed"
+        used = "consumed" if r.consumed else "unconsumed"
         lines.append(
-            f"  {r.package_id}  {r.created_at or '?':24}  {r.trigger or '?':11} {head:12}  "
-            f"{used:28} {r.size:>10} B{'' if r.readable else '  (DAMAGED)'}"
+            f"  {r.package_id}  {r.trigger or '?':11} {head:12}  {r.size:>9} B  {used}"
+            f"{'' if r.readable else '  (DAMAGED)'}"
         )
+        if r.consumed:
+            lines.append(f"    consumed by {r.consumed_by}")
     return Result("packages list", data={"packages": [asdict(r) for r in rows]},
                   text="\n".join(lines))  # fmt: skip
 

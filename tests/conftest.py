@@ -7,6 +7,13 @@ import pytest
 from tests.helpers import TRANSCRIPTS, Repo, make_repo
 
 
+@pytest.fixture(autouse=True)
+def _private_claude_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own Claude Code config dir: forks land in its projects/ folder and
+    session lookups never see the real ~/.claude (a test that needs another sets env itself)."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
     """A real git repository with one commit (README.md, src/app.py)."""

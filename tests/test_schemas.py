@@ -8,7 +8,7 @@ import pytest
 
 from contextfork import schemagen
 from contextfork.resources import load_schema
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 
@@ -33,5 +33,5 @@ def test_json_output_of_commands_matches_the_envelope_schema(repo: Repo) -> None
         ["validate", "--json"],
         ["validate", "missing-id", "--json"],
     ):
-        res = run_cli(*args, cwd=repo.path)
+        res = cli(*args, cwd=repo.path)
         validator.validate(res.json())

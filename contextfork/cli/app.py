@@ -27,6 +27,7 @@ _AREAS = (
     "hooks_cmds",
     "harness_cmds",
     "view_cmds",
+    "doctor_cmds",
 )
 
 for _name in _AREAS:

@@ -85,11 +85,67 @@ def repo_root(repo: Path | None) -> Path:
     return gitstate.repo_root(repo)
 
 
+PIPED_WIDTH = 100
+
+
 def console() -> Any:
-    """A rich console for tables and progress bars (rich imported lazily)."""
+    """A rich console for tables and progress bars (rich imported lazily).
+
+    Its width is the terminal's (``COLUMNS`` wins, as in rich); when stdout is a pipe or a file
+    and ``COLUMNS`` is unset, 100 rather than rich's 80, so piped output stays whole."""
+    import os
+
     from rich.console import Console
 
-    return Console(highlight=False)
+    width = None
+    if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
+        width = PIPED_WIDTH
+    return Console(highlight=False, width=width)
 
 
-__all__ = ["ExitCode", "JsonOpt", "RepoOpt", "console", "emit", "fail", "guarded", "repo_root"]
+def print_table(out: Any, table: Any) -> None:
+    """Print a rich table whole: when it is wider than the console, its columns are split
+    over several tables (each repeating the first, key column) instead of rich's default of
+    squeezing every cell to ``14,040…``."""
+    from rich.table import Table
+
+    width = out.width
+    wide = out.options.update_width(10_000)  # measured unconstrained: its natural width
+
+    def natural(t: Any) -> int:
+        return int(out.measure(t, options=wide).maximum)
+
+    if natural(table) <= width:
+        out.print(table)
+        return
+    cols = table.columns
+    chunks: list[list[int]] = []
+    for i in range(1, len(cols)):
+        if chunks and natural(_sub(table, [0, *chunks[-1], i], Table)) <= width:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    for n, chunk in enumerate(chunks):
+        sub = _sub(table, [0, *chunk], Table)
+        if n:
+            sub.title = None
+        out.print(sub)
+
+
+def _sub(table: Any, keep: list[int], table_cls: Any) -> Any:
+    """A copy of ``table`` with only the columns ``keep`` (same styles and rows)."""
+    sub = table_cls(title=table.title, box=table.box, show_header=table.show_header)
+    for i in keep:
+        col = table.columns[i]
+        sub.add_column(col.header, justify=col.justify, no_wrap=col.no_wrap,
+                       overflow=col.overflow, style=col.style)  # fmt: skip
+    cells = [list(table.columns[i].cells) for i in keep]
+    for row in zip(*cells, strict=True):
+        sub.add_row(*row)
+    return sub
+
+
+__all__ = [
+    "ExitCode", "JsonOpt", "RepoOpt", "console", "emit", "fail", "guarded", "print_table",
+    "repo_root",
+]  # fmt: skip

@@ -172,11 +172,14 @@ def validate_cmd(session: SessionOpt = None, repo: RepoOpt = None, as_json: Json
 
 @fold_app.command("index")
 @guarded("fold index")
-def index_cmd(session: SessionOpt = None, repo: RepoOpt = None, as_json: JsonOpt = False) -> None:
+def index_cmd(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Discard the old index (even an unreadable one) and trust the node files as they are.")] = False,
+    session: SessionOpt = None, repo: RepoOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
     """Rebuild index.sqlite3 from the verified node files and rewrite recall_index.json."""
     from contextfork.cold import api
 
-    emit(api.rebuild_index(repo=repo, session=session), as_json)
+    emit(api.rebuild_index(repo=repo, session=session, discard_old=rebuild), as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""CLI: ``fork``, ``mcp`` and the help text of ``hook`` (the hooks themselves bypass Typer)."""
+"""CLI: ``fork`` and ``mcp`` (the harness hooks are under ``hooks run``, see hooks_cmds)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,6 @@ from typing import Annotated
 import typer
 
 from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
-
-_HOOK_HELP = """Harness hook commands (run by Claude Code / Codex, JSON on stdin).
-
-They are dispatched before Typer loads (contextfork/entry.py), always exit 0, and print
-hook JSON or nothing; errors go to .contextfork/logs/hooks.log.
-Install them with `contextfork hooks install --claude` or `--codex`."""
 
 
 def register(app: typer.Typer) -> None:
@@ -52,26 +46,3 @@ def register(app: typer.Typer) -> None:
         from contextfork.harness.mcp_server import run_stdio
 
         run_stdio()
-
-    hook = typer.Typer(help=_HOOK_HELP, no_args_is_help=True)
-    app.add_typer(hook, name="hook")
-
-    @hook.command("user-prompt-submit")
-    def user_prompt_submit(
-        codex: Annotated[bool, typer.Option("--codex", help="Input comes from Codex.")] = False,
-    ) -> None:
-        """Page folded details the prompt names back in (hookSpecificOutput.additionalContext,
-        hash-verified, ≤ 9,500 chars); warn once when the footprint crosses a threshold."""
-
-    @hook.command("pre-compact")
-    def pre_compact(
-        codex: Annotated[bool, typer.Option("--codex", help="Input comes from Codex.")] = False,
-    ) -> None:
-        """Before the harness compacts: fold the whole transcript and export a package."""
-
-    @hook.command("session-start")
-    def session_start(
-        codex: Annotated[bool, typer.Option("--codex", help="Input comes from Codex.")] = False,
-    ) -> None:
-        """After compact: inject the latest handoff brief. At startup/resume: validate an
-        unconsumed package and inject its resume brief with the drift report."""

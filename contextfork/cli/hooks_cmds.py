@@ -1,4 +1,6 @@
-"""CLI: hooks install|uninstall (--git, --claude, --codex) and the git-hook runner."""
+"""CLI: hooks install|uninstall (--git, --claude, --codex), the help of ``hooks run <event>``
+(the harness hooks themselves are dispatched before Typer loads, in contextfork/entry.py), its
+hidden legacy alias ``hook <event>``, and the git-hook runner."""
 
 from __future__ import annotations
 
@@ -39,9 +41,47 @@ Project = Annotated[bool, typer.Option("--project", help="Claude: this project's
 User = Annotated[bool, typer.Option("--user", help="Claude: the user's settings.")]
 
 
+_RUN_HELP = """Run a harness hook (Claude Code / Codex run these, JSON on stdin).
+
+They are dispatched before Typer loads (contextfork/entry.py), always exit 0, and print
+hook JSON or nothing; errors go to .contextfork/logs/hooks.log.
+Install them with `contextfork hooks install --claude` or `--codex`."""
+
+_LEGACY_HELP = """Legacy alias of `contextfork hooks run <event>` (settings written by older
+versions call it); `hooks install` upgrades those entries in place."""
+
+CodexIn = Annotated[bool, typer.Option("--codex", help="Input comes from Codex.")]
+
+
+def _event_stubs(group: typer.Typer) -> None:
+    """Help text only: ``entry.py`` runs the events without reaching Typer."""
+
+    @group.command("user-prompt-submit")
+    def user_prompt_submit(codex: CodexIn = False) -> None:
+        """Page folded details the prompt names back in (hookSpecificOutput.additionalContext,
+        hash-verified, ≤ 9,500 chars); warn once when the footprint crosses a threshold."""
+
+    @group.command("pre-compact")
+    def pre_compact(codex: CodexIn = False) -> None:
+        """Before the harness compacts: fold the whole transcript and export a package."""
+
+    @group.command("session-start")
+    def session_start(codex: CodexIn = False) -> None:
+        """After compact: inject the latest handoff brief. At startup/resume: validate an
+        unconsumed package and inject its resume brief with the drift report."""
+
+
 def register(app: typer.Typer) -> None:
-    hooks = typer.Typer(help="Install or remove git and agent-harness hooks.", no_args_is_help=True)
+    hooks = typer.Typer(
+        help="Install, remove and run git and agent-harness hooks.", no_args_is_help=True
+    )
     app.add_typer(hooks, name="hooks")
+    run = typer.Typer(help=_RUN_HELP, no_args_is_help=True)
+    _event_stubs(run)
+    hooks.add_typer(run, name="run")
+    legacy = typer.Typer(help=_LEGACY_HELP, no_args_is_help=True)
+    _event_stubs(legacy)
+    app.add_typer(legacy, name="hook", hidden=True)
 
     @hooks.command("install")
     @guarded("hooks install")

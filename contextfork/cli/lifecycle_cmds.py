@@ -27,16 +27,33 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="With --apply: apply onto another HEAD than the recorded one.")
         ] = False,
         session: Annotated[str | None, typer.Option(help="Session id that resumes.")] = None,
-        mark: Annotated[bool, typer.Option(help="Record the package as consumed.")] = True,
+        mark_consumed: Annotated[
+            bool | None,
+            typer.Option(
+                "--mark-consumed/--no-mark-consumed",
+                help="Record the package as consumed (default: only with --apply), so "
+                "SessionStart no longer offers it to a new session.",
+            ),
+        ] = None,
+        rollback: Annotated[
+            bool, typer.Option(help="Undo an interrupted --apply (from its journal).")
+        ] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
         from contextfork.resume.api import resume as do_resume
 
+        if rollback:
+            from contextfork.resume.api import rollback as do_rollback
+
+            emit(do_rollback(repo_root(repo)), json)
+            return
+
         emit(do_resume(repo_root(repo), package, apply=apply, strict=strict, force=force,
                        allow_different_head=allow_different_head, session_id=session,
-                       mark=mark), json)  # fmt: skip
+                       mark=apply if mark_consumed is None else mark_consumed),
+             json)  # fmt: skip
 
     packages = typer.Typer(help="List, show and clean packages.", no_args_is_help=True)
     app.add_typer(packages, name="packages")

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from contextfork.cli.common import JsonOpt, RepoOpt, console, emit, guarded
+from contextfork.cli.common import JsonOpt, RepoOpt, console, emit, guarded, print_table
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
 
@@ -38,7 +38,7 @@ def _replay_table(result: Result) -> None:
             f"{p['render_ms_median']:.3f}", ratio(p["carriage"]),
         )
     c = console()
-    c.print(table)
+    print_table(c, table)
     h = data["harness"]
     c.print(f"tokens are the harness's: {h['overhead_tokens']:,} overhead + {h['scale']} × "
             f"rendered o200k tokens ({h['source']}); window {data['window_tokens']:,} "

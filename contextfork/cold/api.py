@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.cold import index as idx
-from contextfork.cold import stepkeys
 from contextfork.cold.evict import begin_turn, evict_one, load_turn, save_turn
 from contextfork.cold.hydrate import body_of, hydrate_one, record, render_block
 from contextfork.cold.layout import (
@@ -22,11 +21,12 @@ from contextfork.cold.layout import (
     default_session,
     layout_at,
     layout_for,
+    policy_differences,
     policy_sha256,
     store_lock,
 )
-from contextfork.cold.store import fold_node, load_policy, read_node
-from contextfork.envelope import Result
+from contextfork.cold.store import fold_node, load_policy, policy_notice, read_node
+from contextfork.envelope import Problem, Result
 from contextfork.errors import NotFoundError, UsageError
 from contextfork.inputfile import require_regular
 
@@ -87,6 +87,7 @@ def fold_session(
     """Fold every step of a real transcript (deterministic briefs, raw lines as payload)."""
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.node import build_node
+    from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
     from contextfork.transcript import load_session
     from contextfork.transcript.model import Step
@@ -116,7 +117,8 @@ def fold_session(
             progress(min(done, total), total)
         return build_node(session_id=layout.session_id, step_id=step_id, summary=summary,
                           payload=step.raw_bytes(), policy_sha256=phash, intents=intents,
-                          index_text=index_text, extra_commands=commands, source=src)
+                          index_text=index_text, extra_commands=commands, source=src,
+                          readable=readable_step(step))
 
     folded = fold_keyed(layout, sess.steps, build)
     outcomes = [p.node for p in folded.placed]
@@ -132,10 +134,52 @@ def fold_session(
                   text=f"folded {total} steps into {layout.dir} ({written} new, {redactions} redactions)")
 
 
+def _render_picks(
+    layout: StoreLayout, picks: list[Any], char_budget: int | None, conn: Any = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each pick as the block that is injected (content, verified windows or summary), in
+    selection order; a pick that does not fit ``char_budget`` is shrunk to windows or left out
+    (and then is not recorded as hydrated)."""
+    from contextfork.cold.hydrate import window_body
+
+    shown: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
+    used = 0
+    for pick in picks:
+        node = read_node(layout, pick.step_id, conn=conn)  # identities and index record checked
+        mode, tokens, body = pick.mode, pick.tokens, ""
+        if mode == "window":
+            body, tokens, _ = window_body(node, pick.terms, pick.tokens)
+            if not body:  # the terms sit in the summary or the index text only
+                mode, body, tokens = "summary", str(node["summary"]), int(node["summary_token_count"])
+        else:
+            body = body_of(node, mode)
+        block = render_block(node, body, mode)
+        room = None if char_budget is None else char_budget - used
+        if room is not None and len(block) > room and pick.terms and room > 400:
+            body, tokens, _ = window_body(node, pick.terms, (room - 200) // 4)
+            mode = "window"
+            block = render_block(node, body, mode) if body else ""
+        if not block or (room is not None and len(block) > room):
+            left_out.append({"step_id": pick.step_id, "sha256": node["payload_sha256"],
+                             "reason": "over_char_cap"})  # fmt: skip
+            continue
+        used += len(block)
+        shown.append({**pick.to_json(), "mode": mode, "tokens": tokens, "block": block,
+                      "sha256": node["payload_sha256"], "summary": node["summary"]})  # fmt: skip
+    return shown, left_out
+
+
 def scan(
-    prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
+    prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
+    char_budget: int | None = None,
 ) -> Result:
-    """The passive pre-turn scan: starts a new turn (evicting the last) and hydrates by RGSC."""
+    """The passive pre-turn scan: starts a new turn (evicting the last) and hydrates by RGSC.
+
+    One budget in tokens (the policy's per-call and per-turn caps) selects; ``char_budget``
+    (the prompt hook's output limit) only decides what of the selection is shown, and only what
+    is shown is recorded as hydrated.
+    """
     from contextfork.cold.scan import select
 
     layout = open_layout(repo, session, store_dir)
@@ -150,28 +194,32 @@ def scan(
         budget = min(int(policy["per_call_token_cap"]), int(policy["per_turn_token_cap"]))
         with idx.opened(layout) as conn:
             sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)))
-        blocks = []
-        state["calls"] = 1
-        for pick in sel.picks:
-            node = read_node(layout, pick.step_id)
-            blocks.append(render_block(node, body_of(node, pick.mode), pick.mode))
-            record(state, pick.step_id, pick.tokens, pick.mode)
+            state["calls"] = 1
+            shown, left_out = _render_picks(layout, sel.picks, char_budget, conn)
+        for s in shown:
+            record(state, int(s["step_id"]), int(s["tokens"]), str(s["mode"]))
         save_turn(layout, state)
+    blocks = [str(s.pop("block")) for s in shown]
+    tokens = sum(int(s["tokens"]) for s in shown)
     data = {
         "session_id": layout.session_id,
         "turn": state["turn"],
         "terms": sel.terms,
-        "selected": [p.to_json() for p in sel.picks],
+        "selected": shown,
+        "over_char_cap": left_out,
+        "filler_terms": sel.filler,
         "dropped": sel.dropped,
         "skipped_superseded": sel.skipped_superseded,
         "uncovered_terms": sel.uncovered,
-        "tokens": sel.tokens,
+        "tokens": tokens,
+        "blocks": blocks,
         "budget": {"per_call": policy["per_call_token_cap"], "per_turn": policy["per_turn_token_cap"]},
+        "policy_differs": policy_differences(policy),
         "context": "".join(blocks),
     }
-    lines = [f"turn {state['turn']}: hydrated {len(sel.picks)} step(s), {sel.tokens} tokens"]
-    lines += [f"  step {p.step_id}: {p.reason} {', '.join(p.terms) or f'step {p.explains}'} ({p.tokens} tok, {p.mode})"
-              for p in sel.picks]
+    lines = [f"turn {state['turn']}: hydrated {len(shown)} step(s), {tokens} tokens"]
+    lines += [f"  step {p['step_id']}: {p['reason']} {', '.join(p['terms']) or 'step ' + str(p.get('explains'))} "
+              f"({p['tokens']} tok, {p['mode']})" for p in shown]
     if sel.dropped:
         lines.append("  dropped (over budget): " + ", ".join(str(d["step_id"]) for d in sel.dropped))
     return Result("fold scan", data=data, text="\n".join(lines))
@@ -201,7 +249,10 @@ def hydrate(
     with idx.opened(layout) as conn:
         row = idx.node_rows(conn, [step_id]).get(step_id)
     data["superseded_by"] = row["superseded_by"] if row else None
-    return Result("fold hydrate", data=data, text=data["content"])
+    notice = policy_notice(policy)
+    data["policy_differs"] = policy_differences(policy)
+    problems = [Problem("warning", "policy_not_default", notice, "hydration_policy.json")] if notice else []
+    return Result("fold hydrate", data=data, text=data["content"], problems=problems)
 
 
 def evict(
@@ -248,10 +299,15 @@ def status(
             "hydrated": [int(h["step_id"]) for h in state["hydrated"]],
             "turn_tokens_used": state["tokens_used"],
             "policy": {"per_call_token_cap": policy["per_call_token_cap"],
-                       "per_turn_token_cap": policy["per_turn_token_cap"]}}
-    text = (f"session {layout.session_id}: {count} nodes (last step {last}), {tokens} tokens folded, "
-            f"{stored} bytes, {superseded} superseded; turn {state['turn']} hydrated "
-            f"{data['hydrated'] or 'nothing'}; recall_index.json {'fresh' if fresh else 'stale'}")
+                       "per_turn_token_cap": policy["per_turn_token_cap"],
+                       "differs_from_default": policy_differences(policy)}}
+    text = (f"session {layout.session_id}: {count} nodes (last step {last}), {superseded} superseded\n"
+            f"  {tokens} tokens folded, {stored} bytes stored\n"
+            f"  turn {state['turn']} hydrated {data['hydrated'] or 'nothing'}; "
+            f"recall_index.json {'fresh' if fresh else 'stale'}")
+    notice = policy_notice(policy)
+    if notice:
+        text += f"\n{notice}"
     return Result("fold status", data=data, text=text)
 
 
@@ -273,38 +329,24 @@ def validate(
 
 
 def rebuild_index(
-    *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
+    *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
+    discard_old: bool = False,
 ) -> Result:
-    """Recreate index.sqlite3 and recall_index.json from the verified node files."""
-    from contextfork.cold.node import verify_node
-    from contextfork.cold.store import ensure_policy, node_files
+    """Recreate index.sqlite3 and recall_index.json from the verified node files (see
+    ``cold.rebuild``; ``discard_old``: ``fold index --rebuild``)."""
+    from contextfork.cold.rebuild import rebuild
 
     layout = _existing(repo, session, store_dir)
-    skipped: list[str] = []
-    with store_lock(layout):
-        policy = ensure_policy(layout)
-        with idx.opened(layout) as conn:
-            stepkeys.ensure(conn)
-            with idx.transaction(conn):
-                idx.clear(conn)
-                for path in node_files(layout):
-                    if path.is_symlink() or not path.name.startswith("step_"):
-                        skipped.append(path.name)
-                        continue
-                    try:
-                        node = verify_node(path.read_bytes(), where=path.name,
-                                           step_id=int(path.stem.split("_")[1]))
-                    except Exception:  # noqa: BLE001 - reported, never indexed
-                        skipped.append(path.name)
-                        continue
-                    idx.add_node(conn, node)
-                    stepkeys.record(conn, node)  # version chains survive a rebuild
-            count = idx.node_count(conn)
-            idx.export_ipcf_view(conn, layout, policy_sha256(policy))
-    return Result("fold index", data={"nodes": count, "skipped": skipped,
+    out = rebuild(layout, discard_old=discard_old)
+    lines = []
+    if out.discarded:
+        lines.append(f"index.sqlite3 was unreadable: moved aside to {Path(out.discarded).name}")
+    verb = "rebuilt the index from the verified node files: indexed" if discard_old else "indexed"
+    lines.append(f"{verb} {out.nodes} nodes; skipped {len(out.skipped)}; wrote recall_index.json")
+    return Result("fold index", data={"nodes": out.nodes, "skipped": out.skipped,
+                                      "discarded": out.discarded, "rebuilt": discard_old,
                                       "recall_index": str(layout.recall_index)},
-                  text=f"indexed {count} nodes; skipped {len(skipped)}; wrote recall_index.json",
-                  exit_code=3 if skipped else 0)
+                  text="\n".join(lines), exit_code=3 if out.skipped else 0)
 
 
 class _null:

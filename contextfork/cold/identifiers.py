@@ -21,8 +21,9 @@ STOPWORDS = frozenset(
 )
 
 _FILE = re.compile(
-    r"(?<![\w/.-])((?:[\w@~+-]+/)*[\w@~+-]*[\w+-]\.(?:[A-Za-z][A-Za-z0-9]{0,9})(?:\.[A-Za-z0-9]{1,10})*)(?![\w-])"
+    r"(?<![\w/.-])((?:/|~/)?(?:[\w@~+.-]+/)*[\w@~+-]*[\w+-]\.(?:[A-Za-z][A-Za-z0-9]{0,9})(?:\.[A-Za-z0-9]{1,10})*)(?![\w-])"
 )
+SUFFIX_PARTS = 6  # a path is indexed under its last 2..6 components too
 _ERROR = re.compile(
     r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Violation|Failure|Fault|Timeout|Refused|Denied)|E[A-Z]{3,}|[A-Z]{1,4}\d{3,5})\b"
 )
@@ -63,9 +64,19 @@ def _files(text: str) -> set[str]:
         if ext.lower() in _NOT_EXT or stem.replace(".", "").isdigit():
             continue
         out.add(normalize(cand))
-        base = cand.rsplit("/", 1)[-1]
-        if base != cand:
-            out.add(normalize(base))
+        out.update(path_suffixes(normalize(cand)))
+    return out
+
+
+def path_suffixes(path: str) -> list[str]:
+    """The basename and the last 2..SUFFIX_PARTS components of a path (not the path itself), so
+    `lib/web/router.ex` in a prompt meets `/home/u/app/lib/web/router.ex` in a tool output."""
+    parts = [p for p in path.split("/") if p and p != "~"]
+    out = []
+    for n in range(1, min(len(parts), SUFFIX_PARTS + 1)):
+        suffix = "/".join(parts[-n:])
+        if suffix != path:
+            out.append(suffix)
     return out
 
 
@@ -111,6 +122,10 @@ def prompt_terms(text: str) -> list[str]:
     ``package`` and ``json``), so exact retrieval is not diluted.
     """
     files = sorted(_files(text))
+    # One term per path as written: its shorter forms are looked up through the index
+    # (scan expands a path term to its suffixes), not counted as more terms.
+    forms = {s for f in files for s in path_suffixes(f)}
+    files = [f for f in files if f not in forms or not any(f in path_suffixes(g) for g in files if g != f)]
     covered = set()
     for f in files:
         covered.update(words(f))

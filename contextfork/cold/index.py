@@ -17,9 +17,10 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from contextfork.atomic import dump_json_bytes, write_bytes
+from contextfork.atomic import write_chunks
 from contextfork.cold.identifiers import PREFIX_MAX_EXTRA, prefix_eligible, shorter_partners
 from contextfork.cold.layout import IPCF_VERSION, StoreLayout, step_key
+from contextfork.errors import IntegrityError
 from contextfork.statedir import ensure_for_store
 
 INDEX_VERSION = 1
@@ -47,14 +48,43 @@ CREATE TABLE IF NOT EXISTS intents(intent TEXT NOT NULL, step_id INTEGER NOT NUL
 """
 
 
+REBUILD_HINT = "rebuild it from the verified node files: `contextfork fold index --rebuild`"
+
+
+class UnreadableIndex(IntegrityError):
+    """index.sqlite3 is not a database we can read (garbage, truncated, another format)."""
+
+
 def connect(layout: StoreLayout) -> sqlite3.Connection:
     ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(layout.sqlite, timeout=30, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.executescript(_SCHEMA)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.executescript(_SCHEMA)
+        conn.execute("SELECT step_id, artifact_sha256 FROM nodes LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as err:
+        conn.close()
+        raise UnreadableIndex(
+            f"{layout.sqlite.name} of cold store {layout.session_id!r} is unreadable ({err})",
+            hint=REBUILD_HINT,
+        ) from None
     return conn
+
+
+def discard(layout: StoreLayout) -> Path | None:
+    """Move an unreadable index (and its WAL files) aside; the index is derived data."""
+    from contextfork.atomic import move_aside
+
+    if not layout.sqlite.exists():
+        return None
+    aside = move_aside(layout.sqlite, ".corrupt")
+    for extra in ("-wal", "-shm"):
+        side = Path(str(layout.sqlite) + extra)
+        if side.exists():
+            move_aside(side, ".corrupt")
+    return aside
 
 
 @contextmanager
@@ -89,7 +119,7 @@ def add_node(conn: sqlite3.Connection, node: dict[str, Any]) -> None:
             node["artifact_sha256"],
             node["payload_sha256"],
             node["projection_sha256"],
-            int(node["token_count"]),
+            int(node.get("readable_token_count", node["token_count"])),  # what page-in injects
             int(node["summary_token_count"]),
             node["summary"],
             json.dumps(node["refs"]),
@@ -177,47 +207,116 @@ def all_steps(conn: sqlite3.Connection) -> list[int]:
     return [int(r[0]) for r in conn.execute("SELECT step_id FROM nodes ORDER BY step_id")]
 
 
-def ipcf_view(conn: sqlite3.Connection, layout: StoreLayout, policy_sha256: str) -> dict[str, Any]:
-    """The IPCF recall index, fully sorted so the same nodes give the same bytes in any order."""
-    nodes: dict[str, Any] = {}
+def _dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _member(key: str, value: Any, depth: int) -> str:
+    """One ``"key": value`` line of a pretty JSON object at ``depth``, as ``json.dumps`` with
+    indent=2 would print it inside the whole document."""
+    pad = "  " * depth
+    return pad + json.dumps(key, ensure_ascii=False) + ": " + _dumps(value).replace("\n", "\n" + pad)
+
+
+def _object(key: str, members: Iterator[str], depth: int) -> Iterator[str]:
+    """A nested object whose members are produced one at a time (never all in memory)."""
+    pad = "  " * depth
+    first = next(members, None)
+    if first is None:
+        yield f"{pad}{json.dumps(key, ensure_ascii=False)}: {{}}"
+        return
+    yield f"{pad}{json.dumps(key, ensure_ascii=False)}: {{\n{first}"
+    for m in members:
+        yield ",\n" + m
+    yield f"\n{pad}}}"
+
+
+def _node_members(conn: sqlite3.Connection) -> Iterator[str]:
     for r in conn.execute(
         "SELECT step_id, summary, token_count, refs, intents, superseded_by, payload_sha256, "
         "projection_sha256, artifact_sha256 FROM nodes ORDER BY step_id"
     ):
-        nodes[step_key(int(r[0]))] = {
-            "step_id": int(r[0]),
-            "summary": r[1],
-            "token_count": int(r[2]),
-            "refs": json.loads(r[3]),
-            "intents": json.loads(r[4]),
-            "superseded_by": r[5],
-            "payload_sha256": r[6],
-            "projection_sha256": r[7],
-            "artifact_sha256": r[8],
-            "path": f"cold_nodes/{step_key(int(r[0]))}.json",
-        }
-    terms: dict[str, list[int]] = {}
-    for term, sid in conn.execute("SELECT term, step_id FROM postings ORDER BY term, step_id"):
-        terms.setdefault(term, []).append(int(sid))
-    intents: dict[str, dict[str, Any]] = {}
-    for intent, sid in conn.execute("SELECT intent, step_id FROM intents ORDER BY intent, step_id"):
-        entry = intents.setdefault(intent, {"steps": [], "owner": None})
-        entry["steps"].append(int(sid))
-        entry["owner"] = int(sid)
-    return {
-        "ipcf_version": IPCF_VERSION,
-        "index_version": INDEX_VERSION,
-        "session_id": layout.session_id,
-        "policy_sha256": policy_sha256,
-        "node_count": len(nodes),
-        "nodes": nodes,
-        "terms": terms,
-        "intents": intents,
-    }
+        sid = int(r[0])
+        yield _member(step_key(sid), {
+            "step_id": sid, "summary": r[1], "token_count": int(r[2]), "refs": json.loads(r[3]),
+            "intents": json.loads(r[4]), "superseded_by": r[5], "payload_sha256": r[6],
+            "projection_sha256": r[7], "artifact_sha256": r[8],
+            "path": f"cold_nodes/{step_key(sid)}.json",
+        }, 2)  # fmt: skip
+
+
+def _grouped(rows: Iterable[tuple[str, int]]) -> Iterator[tuple[str, list[int]]]:
+    """(key, [step ids]) from rows already ordered by key, step id."""
+    key: str | None = None
+    steps: list[int] = []
+    for k, sid in rows:
+        if k != key:
+            if key is not None:
+                yield key, steps
+            key, steps = k, []
+        steps.append(int(sid))
+    if key is not None:
+        yield key, steps
+
+
+def _term_members(conn: sqlite3.Connection) -> Iterator[str]:
+    rows = conn.execute("SELECT term, step_id FROM postings ORDER BY term, step_id")
+    for term, steps in _grouped(rows):
+        yield _member(term, steps, 2)
+
+
+def _intent_members(conn: sqlite3.Connection) -> Iterator[str]:
+    rows = conn.execute("SELECT intent, step_id FROM intents ORDER BY intent, step_id")
+    for intent, steps in _grouped(rows):
+        yield _member(intent, {"steps": steps, "owner": steps[-1]}, 2)
+
+
+def ipcf_view_chunks(
+    conn: sqlite3.Connection, layout: StoreLayout, policy_sha256: str
+) -> Iterator[bytes]:
+    """The IPCF recall index as the bytes ``dump_json_bytes`` gives for the whole view (fully
+    sorted, so the same nodes give the same bytes in any fold order), produced row by row:
+    memory stays flat however many nodes the store holds."""
+    count = node_count(conn)
+    parts: list[Iterator[str]] = [  # one per top-level member, in sorted key order
+        iter([_member("index_version", INDEX_VERSION, 1)]),
+        _object("intents", _intent_members(conn), 1),
+        iter([_member("ipcf_version", IPCF_VERSION, 1)]),
+        iter([_member("node_count", count, 1)]),
+        _object("nodes", _node_members(conn), 1),
+        iter([_member("policy_sha256", policy_sha256, 1)]),
+        iter([_member("session_id", layout.session_id, 1)]),
+        _object("terms", _term_members(conn), 1),
+    ]
+    yield b"{\n"
+    for i, part in enumerate(parts):
+        buf: list[str] = [",\n"] if i else []
+        size = 0
+        for piece in part:
+            buf.append(piece)
+            size += len(piece)
+            if size > 1 << 16:
+                yield "".join(buf).encode("utf-8")
+                buf, size = [], 0
+        if buf:
+            yield "".join(buf).encode("utf-8")
+    yield b"\n}\n"
+
+
+def ipcf_view(conn: sqlite3.Connection, layout: StoreLayout, policy_sha256: str) -> dict[str, Any]:
+    """The whole view as a dict (small stores and tests; see ``ipcf_view_chunks``)."""
+    data: dict[str, Any] = json.loads(b"".join(ipcf_view_chunks(conn, layout, policy_sha256)))
+    return data
+
+
+def view_sha256(conn: sqlite3.Connection, layout: StoreLayout, policy_sha256: str) -> str:
+    from contextfork.hashing import sha256_chunks
+
+    return sha256_chunks(ipcf_view_chunks(conn, layout, policy_sha256))
 
 
 def export_ipcf_view(conn: sqlite3.Connection, layout: StoreLayout, policy_sha256: str) -> Path:
-    write_bytes(layout.recall_index, dump_json_bytes(ipcf_view(conn, layout, policy_sha256)))
+    write_chunks(layout.recall_index, ipcf_view_chunks(conn, layout, policy_sha256))
     conn.execute("INSERT INTO meta VALUES ('ipcf_view_fresh','1') "
                  "ON CONFLICT(key) DO UPDATE SET value='1'")
     return layout.recall_index

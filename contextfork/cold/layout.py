@@ -20,20 +20,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
 from contextfork.paths import contained
+from contextfork.sessionids import check_session_id as check_session_id  # re-exported
 from contextfork.statedir import ensure_for_store
 
 IPCF_VERSION = "1.1"
 NODE_VERSION = 1
 PROJECTION_VERSION = "ipcf-projection-v2"  # version 1 (ours) is still verified on read
 STEP_MAX = 999_999
-_SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 DEFAULT_POLICY: dict[str, object] = {
     "policy_version": 1,
@@ -49,6 +48,42 @@ DEFAULT_POLICY: dict[str, object] = {
     "follow_refs": 1,
     "redaction": "gitleaks-style-v1",
 }
+
+
+# Bounds of every numeric policy setting (the schema's minimum/maximum). An edited policy may
+# tighten or loosen the defaults within them, and every read says so; beyond them it is refused.
+POLICY_BOUNDS: dict[str, tuple[int, int]] = {
+    "per_call_token_cap": (0, 8000),
+    "per_turn_token_cap": (0, 16000),
+    "prefix_min_length": (1, 64),
+    "prefix_max_extra": (0, 8),
+    "follow_refs": (0, 1),
+}
+
+
+def policy_problems(policy: dict[str, object]) -> list[str]:
+    """Why a policy is out of bounds (empty when it is within them)."""
+    out = []
+    for key, (lo, hi) in POLICY_BOUNDS.items():
+        value = policy.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            out.append(f"{key} must be an integer (got {value!r})")
+        elif value > hi:
+            out.append(f"{key} {value} exceeds the maximum {hi}")
+        elif value < lo:
+            out.append(f"{key} {value} is below the minimum {lo}")
+    return out
+
+
+def policy_differences(policy: dict[str, object]) -> list[str]:
+    """Each setting that differs from ``DEFAULT_POLICY``, e.g. 'per_call_token_cap 6000
+    (default 3000)'; empty for the default policy."""
+    keys = sorted(set(policy) | set(DEFAULT_POLICY))
+    return [
+        f"{k} {policy.get(k, '(missing)')} (default {DEFAULT_POLICY.get(k, '(none)')})"
+        for k in keys
+        if policy.get(k) != DEFAULT_POLICY.get(k)
+    ]
 
 
 def policy_sha256(policy: dict[str, object]) -> str:
@@ -67,16 +102,6 @@ def check_step_id(step_id: int) -> int:
     if isinstance(step_id, bool) or not isinstance(step_id, int) or not 1 <= step_id <= STEP_MAX:
         raise UsageError(f"step id {step_id!r} is out of range", hint=f"use 1..{STEP_MAX}")
     return step_id
-
-
-def check_session_id(session_id: str) -> str:
-    """Refuse traversal, absolute paths and odd names before any path is built from them."""
-    if not _SESSION_RE.fullmatch(session_id) or session_id in {".", ".."} or ".." in session_id:
-        raise UsageError(
-            f"session id {session_id!r} is not a plain name",
-            hint="use letters, digits, '.', '_' or '-' (no '/', no '..')",
-        )
-    return session_id
 
 
 def _walk_up_for_git(start: Path) -> Path | None:

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextfork.cold.layout import POLICY_BOUNDS
+
 Sha256 = str
 
 
@@ -18,7 +20,7 @@ class _Model(BaseModel):
 
 
 class RedactionRecord(_Model):
-    field: Literal["content", "summary"]
+    field: Literal["content", "summary", "readable"]
     kind: str
     start: int = Field(ge=0)
     end: int = Field(ge=0)
@@ -40,13 +42,15 @@ class ColdNode(_Model):
     commands: list[str]
     errors: list[str]
     # Our recall-index terms (outside the normative projection); absent on version-1 nodes.
-    index_terms: list[str] | None = None
-    index_files: list[str] | None = None
-    index_commands: list[str] | None = None
-    index_errors: list[str] | None = None
+    index_terms: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    index_files: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    index_commands: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    index_errors: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     intents: list[str]
     refs: list[int]
     token_count: int = Field(ge=0)
+    readable: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    readable_token_count: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
     summary_token_count: int = Field(ge=0)
     tokenizer: Literal["o200k_base"]
     sanitized: bool
@@ -91,12 +95,12 @@ class RecallIndex(_Model):
 class HydrationPolicy(_Model):
     policy_version: Literal[1]
     ipcf_version: Literal["1.1"]
-    per_call_token_cap: int = Field(ge=0)
-    per_turn_token_cap: int = Field(ge=0)
+    per_call_token_cap: int = Field(ge=0, le=POLICY_BOUNDS["per_call_token_cap"][1])
+    per_turn_token_cap: int = Field(ge=0, le=POLICY_BOUNDS["per_turn_token_cap"][1])
     tokenizer: Literal["o200k_base"]
     normalization: str
-    prefix_min_length: int = Field(ge=1)
-    prefix_max_extra: int = Field(ge=0)
+    prefix_min_length: int = Field(ge=1, le=POLICY_BOUNDS["prefix_min_length"][1])
+    prefix_max_extra: int = Field(ge=0, le=POLICY_BOUNDS["prefix_max_extra"][1])
     tie_break: Literal["newest_step"]
     intent_ownership: Literal["newest_owner_or_nothing"]
     follow_refs: int = Field(ge=0, le=1)

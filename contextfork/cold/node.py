@@ -70,6 +70,7 @@ def build_node(
     extra_commands: tuple[str, ...] = (),
     source: dict[str, Any] | None = None,
     token_counter: Any = None,
+    readable: str | None = None,
 ) -> dict[str, Any]:
     """Scrub, extract terms, count tokens and compute the three identities of one step."""
     from contextfork.cold.identifiers import normalize
@@ -88,6 +89,9 @@ def build_node(
     else:
         content, encoding = base64.b64encode(payload).decode("ascii"), "base64"
     clean_summary, s_found = redact_text(summary)
+    if readable is not None:
+        readable, r_found = redact_text(readable)
+        redactions.extend({"field": "readable", **r.to_json()} for r in r_found)
     redactions.extend({"field": "summary", **r.to_json()} for r in s_found)
     if index_text is not None:
         index_text, _ = redact_text(index_text)
@@ -122,6 +126,9 @@ def build_node(
         "intents": sorted({normalize(i).strip() for i in (intents or []) if i.strip()}),
         "refs": own_refs,
         "token_count": counter(content),
+        # What page-in shows (tool, arguments, result text, the assistant's words), when the
+        # fold knew the step's structure; the raw bytes above stay for byte-exact restore.
+        **({"readable": readable, "readable_token_count": counter(readable)} if readable else {}),
         "summary_token_count": counter(clean_summary),
         "tokenizer": "o200k_base",
         "sanitized": True,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfork.cold import index as idx
-from contextfork.cold.identifiers import prompt_terms
+from contextfork.cold.identifiers import path_suffixes, prompt_terms, words
 
 
 @dataclass
@@ -55,29 +55,175 @@ class Selection:
     skipped_superseded: list[dict[str, int]] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
     budget: int = 0
+    filler: list[str] = field(default_factory=list)  # prompt words that select nothing
 
     @property
     def tokens(self) -> int:
         return sum(p.tokens for p in self.picks)
 
 
+WINDOW_MIN = 120  # tokens: below this a window cannot hold a line and its context
+WINDOW_MAX = 1200  # tokens one window pick may take, so one big node leaves room for others
+# Words that ask rather than name: they never select a step ("What did we find earlier…").
+QUERY_FILLER = frozenset(
+    [
+        "find",
+        "found",
+        "finding",
+        "earlier",
+        "previously",
+        "remember",
+        "recall",
+        "recalled",
+        "know",
+        "knew",
+        "tell",
+        "show",
+        "shown",
+        "look",
+        "looked",
+        "looking",
+        "check",
+        "checked",
+        "mention",
+        "mentioned",
+        "said",
+        "say",
+        "saw",
+        "seen",
+        "see",
+        "learn",
+        "learned",
+        "discover",
+        "discovered",
+        "happened",
+        "happen",
+        "again",
+        "thing",
+        "things",
+        "stuff",
+        "something",
+        "anything",
+        "detail",
+        "details",
+        "info",
+        "information",
+        "result",
+        "results",
+        "output",
+        "issue",
+        "problem",
+        "question",
+        "answer",
+        "want",
+        "need",
+        "get",
+        "got",
+        "make",
+        "made",
+        "work",
+        "works",
+        "worked",
+        "like",
+        "just",
+        "still",
+        "well",
+        "back",
+        "going",
+        "now",
+        "next",
+        "first",
+        "last",
+        "let",
+        "lets",
+        "okay",
+        "sure",
+        "right",
+        "think",
+        "thought",
+    ]
+)
+COMMON_SHARE = 0.2  # a plain word in more than this share of the nodes names nothing
+
+
 def _cost(row: dict[str, Any], left: int) -> tuple[int, str] | None:
-    """Content when it fits, else the node's own summary, else nothing."""
+    """Content when it fits; else a window around the matched terms (verified slices of the
+    node); else the node's own summary; else nothing. A window beats a summary: the summary of
+    a 7k-token tool output rarely holds the line the prompt asks about."""
     if row["token_count"] <= left:
         return int(row["token_count"]), "content"
+    if left >= WINDOW_MIN:
+        return min(left, WINDOW_MAX), "window"
     if 0 < row["summary_token_count"] <= left:
         return int(row["summary_token_count"]), "summary"
     return None
 
 
-def select(conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1) -> Selection:
-    terms = prompt_terms(prompt)
+def _plain_word(term: str) -> bool:
+    return term.isalpha()
+
+
+def _asking_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
+    """Filler words, and plain words so common in this store that they select nothing."""
+    out = {t for t in terms if t in QUERY_FILLER}
+    total = idx.node_count(conn)
+    if total >= 20:
+        limit = max(5, int(total * COMMON_SHARE))
+        for t in terms:
+            if _plain_word(t) and t not in out:
+                row = conn.execute("SELECT df FROM terms WHERE term=?", (t,)).fetchone()
+                if row is not None and int(row[0]) > limit:
+                    out.add(t)
+    return out
+
+
+def _term_postings(
+    conn: sqlite3.Connection, asked: list[str]
+) -> tuple[dict[str, set[int]], list[str]]:
+    """Steps per prompt term. A path matches exactly first; only when no step holds it as
+    written do its shorter forms count (`lib/x.ex` for `/home/u/app/lib/x.ex`); a path nobody
+    holds in any form falls back to its words (a truncated or mistyped name still finds its
+    step)."""
+    out: dict[str, set[int]] = {}
+    order: list[str] = []
+    for t in asked:
+        found = idx.postings_for(conn, idx.expand_term(conn, t))
+        if not found and "/" in t:
+            found = idx.postings_for(conn, path_suffixes(t))
+        if not found and "/" in t:
+            for w in words(t):
+                if w not in out:
+                    out[w] = idx.postings_for(conn, idx.expand_term(conn, w))
+                    order.append(w)
+            continue
+        if t not in out:
+            out[t] = found
+            order.append(t)
+    return out, order
+
+
+def select(
+    conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1
+) -> Selection:
+    postings, asked = _term_postings(conn, prompt_terms(prompt))
+    filler = _asking_terms(conn, asked)
+    terms = [t for t in asked if t not in filler]
     sel = Selection(terms=terms, budget=budget)
+    sel.filler = sorted(filler)
     bit_of = {t: 1 << i for i, t in enumerate(terms)}
     masks: dict[int, int] = {}
     for t in terms:
-        for sid in idx.postings_for(conn, idx.expand_term(conn, t)):
+        for sid in postings[t]:
             masks[sid] = masks.get(sid, 0) | bit_of[t]
+    # A newer step owns a superseded one's intent, but only for the terms it also holds: a
+    # term found only in the older step (a read the newer one lacks) still selects it.
+    for sid, row in idx.node_rows(conn, list(masks)).items():
+        if row["superseded_by"] is not None:
+            owner = int(row["superseded_by"])
+            masks[sid] &= ~masks.get(owner, 0)
+            if not masks[sid]:
+                del masks[sid]
+                sel.skipped_superseded.append({"step_id": sid, "superseded_by": owner})
     groups: dict[int, list[int]] = {}
     for sid, m in masks.items():
         groups.setdefault(m, []).append(sid)
@@ -103,14 +249,17 @@ def select(conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: i
         _, sid, m = best
         groups[m].pop()
         row = idx.node_rows(conn, [sid])[sid]
-        if row["superseded_by"] is not None:
-            sel.skipped_superseded.append({"step_id": sid, "superseded_by": int(row["superseded_by"])})
-            continue
         covered = m & uncovered
         cost = _cost(row, left)
         if cost is None:
-            sel.dropped.append({"step_id": sid, "terms": names(covered), "tokens": row["token_count"],
-                                "reason": "over_budget"})
+            sel.dropped.append(
+                {
+                    "step_id": sid,
+                    "terms": names(covered),
+                    "tokens": row["token_count"],
+                    "reason": "over_budget",
+                }
+            )
             uncovered &= ~covered
             continue
         sel.picks.append(Pick(sid, "covers", names(covered), cost[0], cost[1]))
@@ -128,8 +277,15 @@ def select(conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: i
                     continue
                 cost = _cost(row, left)
                 if cost is None:
-                    sel.dropped.append({"step_id": ref, "terms": [], "tokens": row["token_count"],
-                                        "reason": "over_budget", "explains": pick.step_id})
+                    sel.dropped.append(
+                        {
+                            "step_id": ref,
+                            "terms": [],
+                            "tokens": row["token_count"],
+                            "reason": "over_budget",
+                            "explains": pick.step_id,
+                        }
+                    )
                     continue
                 sel.picks.append(Pick(ref, "explains", [], cost[0], cost[1], explains=pick.step_id))
                 taken.add(ref)

@@ -10,6 +10,7 @@ same bytes again is a no-op, folding different bytes under it is refused.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from contextfork.cold.layout import (
     DEFAULT_POLICY,
     StoreLayout,
     check_step_id,
+    policy_differences,
+    policy_problems,
     policy_sha256,
     step_key,
     store_lock,
@@ -70,7 +73,21 @@ def load_policy(layout: StoreLayout) -> dict[str, Any]:
         raise IntegrityError(f"{p}: unreadable hydration policy ({err})") from err
     if not isinstance(data, dict):
         raise IntegrityError(f"{p}: hydration policy is not an object")
+    bad = policy_problems(data)
+    if bad:
+        raise IntegrityError(
+            f"{p.name}: {bad[0]}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""),
+            hint="stay within the schema's bounds, or delete the file to use the default policy",
+        )
     return data
+
+
+def policy_notice(policy: dict[str, Any]) -> str | None:
+    """One line saying how the store's policy differs from the default (None when it does not)."""
+    diffs = policy_differences(policy)
+    if not diffs:
+        return None
+    return "hydration_policy.json differs from the default: " + "; ".join(diffs)
 
 
 def ensure_policy(layout: StoreLayout) -> dict[str, Any]:
@@ -79,8 +96,39 @@ def ensure_policy(layout: StoreLayout) -> dict[str, Any]:
     return load_policy(layout)
 
 
-def read_node(layout: StoreLayout, step_id: int) -> dict[str, Any]:
-    """One node, every identity re-verified (IntegrityError), NotFoundError when absent."""
+def check_recorded(
+    layout: StoreLayout, node: dict[str, Any], conn: sqlite3.Connection | None = None
+) -> None:
+    """The node must be the one the index recorded at fold time, as ``validate`` checks.
+
+    A node rewritten with all three hashes recomputed verifies on its own; only the identity
+    the index recorded when it was folded tells it apart. A node the index does not list
+    (a fold interrupted between its two phases, IPCF CONF-12) is served on its own hashes.
+    """
+    sid = int(node["step_id"])
+    if conn is None:
+        if not layout.sqlite.exists():
+            return
+        with idx.opened(layout) as own:
+            recorded = idx.has_node(own, sid)
+    else:
+        recorded = idx.has_node(conn, sid)
+    if recorded is not None and recorded != node["artifact_sha256"]:
+        raise IntegrityError(
+            f"cold_nodes/{step_key(sid)}.json: artifact_sha256 differs from the identity the "
+            "index recorded at fold time (the node was rewritten and re-hashed)",
+            hint="run `contextfork fold validate`",
+        )
+
+
+def read_node(
+    layout: StoreLayout, step_id: int, *, conn: sqlite3.Connection | None = None,
+    check_index: bool = True,
+) -> dict[str, Any]:  # fmt: skip
+    """One node, every identity re-verified (IntegrityError), NotFoundError when absent.
+
+    Also checked against the index's recorded identity (``check_recorded``), unless the caller
+    is the fold itself comparing a file with what it is about to index."""
     check_step_id(step_id)
     layout.ensure_contained()
     path = layout.node_path(step_id)
@@ -93,7 +141,10 @@ def read_node(layout: StoreLayout, step_id: int) -> dict[str, Any]:
             f"step {step_id} is not in cold store {layout.session_id!r}",
             hint="list steps with `contextfork fold status`",
         ) from None
-    return verify_node(raw, where=f"cold_nodes/{path.name}", step_id=step_id)
+    node = verify_node(raw, where=f"cold_nodes/{path.name}", step_id=step_id)
+    if check_index:
+        check_recorded(layout, node, conn)
+    return node
 
 
 def node_exists(layout: StoreLayout, step_id: int) -> bool:
@@ -107,7 +158,7 @@ def _commit(layout: StoreLayout, node: dict[str, Any], *, auto_view: bool) -> Fo
     with idx.opened(layout) as conn:
         listed = idx.has_node(conn, sid)
         if path.exists() or path.is_symlink():
-            existing = read_node(layout, sid)
+            existing = read_node(layout, sid, check_index=False)
             if existing["artifact_sha256"] != node["artifact_sha256"]:
                 raise StepConflict(
                     f"step {sid} already holds a different payload "

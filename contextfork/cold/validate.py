@@ -16,12 +16,15 @@ from contextfork.cold import index as idx
 from contextfork.cold.evict import load_log, load_turn
 from contextfork.cold.layout import StoreLayout, policy_sha256
 from contextfork.cold.node import verify_node
-from contextfork.cold.store import load_policy, node_files
+from contextfork.cold.rebuild import node_names
+from contextfork.cold.store import load_policy
 from contextfork.envelope import Problem
 from contextfork.errors import ContextforkError, ExitCode, IntegrityError
+from contextfork.hashing import sha256_file
 from contextfork.paths import contained
 
 _NODE_NAME = re.compile(r"^step_(\d{6})\.json$")
+VIEW_PARSE_MAX = 16 << 20  # a mismatched view larger than this is reported, not parsed
 INTEGRITY_CODES = frozenset({"tampered", "containment", "symlink", "index_mismatch", "malformed"})
 
 
@@ -35,10 +38,17 @@ def _schema(name: str, data: Any, path: str) -> list[Problem]:
     return [_err("schema", f"{name}: {m}", path) for m in validate_against_schema(name, data)[:5]]
 
 
+def _slim(node: dict[str, Any]) -> dict[str, Any]:
+    """What the whole-store checks need of a node; content is never kept (100k nodes)."""
+    return {k: node[k] for k in ("step_id", "artifact_sha256", "intents", "refs", "policy_sha256")}
+
+
 def check_nodes(layout: StoreLayout) -> tuple[list[Problem], dict[int, dict[str, Any]]]:
+    """Verify every node file, one at a time; returns slim records (see ``_slim``)."""
     problems: list[Problem] = []
     nodes: dict[int, dict[str, Any]] = {}
-    for path in node_files(layout):
+    for name in node_names(layout):
+        path = layout.nodes_dir / name
         rel = f"cold_nodes/{path.name}"
         m = _NODE_NAME.match(path.name)
         if path.is_symlink():
@@ -58,7 +68,7 @@ def check_nodes(layout: StoreLayout) -> tuple[list[Problem], dict[int, dict[str,
         problems.extend(_schema("cold-node.schema.json", node, rel))
         if node["session_id"] != layout.session_id:
             problems.append(_err("foreign_node", f"node belongs to session {node['session_id']!r}", rel))
-        nodes[int(node["step_id"])] = node
+        nodes[int(node["step_id"])] = _slim(node)
     return problems, nodes
 
 
@@ -91,20 +101,34 @@ def check_index(layout: StoreLayout, nodes: dict[int, dict[str, Any]], policy: d
                 problems.append(_err("stale_supersession",
                                      f"step {sid}: index says superseded_by={sup}, nodes say {expect}"))
         if layout.recall_index.exists():
-            fresh = idx.view_fresh(conn)
-            try:
-                on_disk = json.loads(layout.recall_index.read_bytes())
-            except (OSError, json.JSONDecodeError) as err:
-                problems.append(_err("malformed", f"recall_index.json unreadable: {err}", "recall_index.json"))
-                return problems
-            problems.extend(_schema("recall-index.schema.json", on_disk, "recall_index.json"))
-            if fresh and on_disk != idx.ipcf_view(conn, layout, policy_sha256(policy)):
-                problems.append(_err("view_mismatch", "recall_index.json differs from the index",
-                                     "recall_index.json"))
-            elif not fresh:
-                problems.append(Problem("info", "view_stale",
-                                        "recall_index.json predates the latest folds (run `fold index`)",
-                                        "recall_index.json"))
+            problems.extend(_check_view(conn, layout, policy))
+    return problems
+
+
+def _check_view(conn: Any, layout: StoreLayout, policy: dict[str, Any]) -> list[Problem]:
+    """recall_index.json against the index, compared as streamed bytes (flat memory): a fresh
+    view must be byte for byte what the index exports. A file that is not is also parsed and
+    schema-checked, when it is small enough to read whole."""
+    rel = "recall_index.json"
+    fresh = idx.view_fresh(conn)
+    try:
+        on_disk, size = sha256_file(layout.recall_index)
+    except OSError as err:
+        return [_err("malformed", f"recall_index.json unreadable: {err}", rel)]
+    if fresh and on_disk == idx.view_sha256(conn, layout, policy_sha256(policy)):
+        return []
+    problems: list[Problem] = []
+    if size <= VIEW_PARSE_MAX:
+        try:
+            data = json.loads(layout.recall_index.read_bytes())
+        except (OSError, json.JSONDecodeError) as err:
+            return [_err("malformed", f"recall_index.json unreadable: {err}", rel)]
+        problems.extend(_schema("recall-index.schema.json", data, rel))
+    if fresh:
+        problems.append(_err("view_mismatch", "recall_index.json differs from the index", rel))
+    else:
+        problems.append(Problem("info", "view_stale",
+                                "recall_index.json predates the latest folds (run `fold index`)", rel))
     return problems
 
 
@@ -148,7 +172,10 @@ def validate_store(layout: StoreLayout) -> list[Problem]:
     if stale:
         problems.append(Problem("warning", "policy_changed",
                                 f"{len(stale)} node(s) were folded under another hydration policy"))
-    problems.extend(check_index(layout, nodes, policy))
+    try:
+        problems.extend(check_index(layout, nodes, policy))
+    except idx.UnreadableIndex as err:
+        problems.append(_err("malformed", err.one_line(), "index.sqlite3"))
     problems.extend(check_refs(layout, nodes))
     return problems
 

@@ -2,30 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from contextfork.gitstate.core import _PINNED, _decode_err, finish, git_dir, git_env, out, run
+from contextfork.gitstate.core import (
+    _PINNED,
+    _decode_err,
+    common_dir,
+    finish,
+    git_dir,
+    git_env,
+    out,
+    run,
+)
 from contextfork.gitstate.status import status
 
 
-def diff_args(base: str) -> list[str]:
-    """Staged + unstaged changes of tracked paths against ``base`` as an exact binary patch."""
+def diff_args(base: str, *, cached: bool = False) -> list[str]:
+    """Staged + unstaged changes of tracked paths against ``base`` as an exact binary patch
+    (``cached``: the staged changes only, i.e. the index against ``base``)."""
     return [
-        "diff", base, "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
+        "diff", *(["--cached"] if cached else []), base, "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
         "--no-renames", "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/",
     ]  # fmt: skip
 
 
-def diff_patch(root: Path, base: str) -> bytes:
-    return run(root, diff_args(base)).stdout
+def diff_patch(root: Path, base: str, *, cached: bool = False) -> bytes:
+    return run(root, diff_args(base, cached=cached)).stdout
 
 
 def _tmp_index(root: Path, gdir: Path) -> str:
-    fd, path = tempfile.mkstemp(prefix="contextfork-index-", dir=gdir)
+    fd, path = tempfile.mkstemp(prefix=f"contextfork-index-{os.getpid()}-", dir=gdir)
     os.close(fd)
     src = gdir / "index"
     if src.exists():
@@ -54,6 +65,36 @@ def start_worktree_tree(root: Path, gdir: Path) -> tuple[subprocess.Popen[bytes]
     return proc, idx
 
 
+_TEMP_PREFIXES = ("contextfork-index-", "contextfork-check-", "contextfork-lc-", "contextfork-objs-")
+
+
+def sweep_stale_temps(gdir: Path) -> list[str]:
+    """Remove temporary indexes (and object dirs) that killed runs left in the git dir.
+
+    Names carry the owner's pid; only a dead owner's, or an old one's, are removed.
+    """
+    from contextfork.atomic import is_stale, owner_pid
+
+    removed: list[str] = []
+    try:
+        names = os.listdir(gdir)
+    except OSError:
+        return removed
+    for name in names:
+        prefix = next((p for p in _TEMP_PREFIXES if name.startswith(p)), None)
+        if prefix is None:
+            continue
+        path = gdir / name
+        if is_stale(path, owner_pid(name, prefix)):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            removed.append(name)
+    return removed
+
+
 def remove_index(idx: str) -> None:
     for p in (idx, idx + ".lock"):
         if os.path.exists(p):
@@ -73,37 +114,57 @@ def worktree_tree_sha(root: Path) -> str:
     return finish_worktree_tree(proc, idx)
 
 
-def apply_check(root: Path, base: str | None, patch: bytes) -> str | None:
-    """Does ``patch`` apply to commit ``base`` (not to the live work tree)? None when it does.
+def index_tree(root: Path, index_file: str | None = None) -> str | None:
+    """Tree SHA of an index (the one git is committing when ``index_file`` comes from a hook's
+    GIT_INDEX_FILE); None when it cannot be written (unmerged entries)."""
+    env = {"GIT_INDEX_FILE": str(Path(root, index_file))} if index_file else None
+    proc = run(root, ["write-tree"], env=env, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def apply_check(
+    root: Path, base: str | None, patch: bytes, modes_of: list[str] | None = None
+) -> tuple[str | None, dict[str, str]]:
+    """Does ``patch`` apply to commit ``base`` (not to the live work tree)? (error or None, modes).
 
     Checked against a temporary index read from ``base`` so local edits cannot mask a problem.
+    When it applies, ``modes`` gives the mode each path of ``modes_of`` has *after* the patch
+    (e.g. '120000' where a rename or copy turns a name into a symlink). The blobs the patch
+    creates go to a throw-away object directory, so validating never adds objects to the repo.
     """
     if not patch.strip():
-        return None
-    gdir = git_dir(root)
-    fd, idx = tempfile.mkstemp(prefix="contextfork-check-", dir=gdir)
+        return None, (ls_tree_modes(root, base, modes_of or []) if base else {})
+    where = run(root, ["rev-parse", "--absolute-git-dir", "--git-path", "objects"]).stdout
+    lines = where.decode("utf-8", "surrogateescape").split("\n")
+    if len(lines) == 3:
+        gdir, real_objs = Path(lines[0]), Path(root, lines[1])
+    else:  # a newline inside a path: ask one question at a time
+        gdir, real_objs = git_dir(root), common_dir(root) / "objects"
+    fd, idx = tempfile.mkstemp(prefix=f"contextfork-check-{os.getpid()}-", dir=gdir)
     os.close(fd)
     os.unlink(idx)
-    env = {"GIT_INDEX_FILE": idx}
+    objs = tempfile.mkdtemp(prefix=f"contextfork-objs-{os.getpid()}-", dir=gdir)
+    env = {
+        "GIT_INDEX_FILE": idx,
+        "GIT_OBJECT_DIRECTORY": objs,
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real_objs.resolve()),
+    }
     try:
-        if base:
-            run(root, ["read-tree", base], env=env)
-        else:
-            run(root, ["read-tree", "--empty"], env=env)
-        proc = run(
-            root,
-            ["apply", "--cached", "--check", "--binary", "-"],
-            input=patch,
-            env=env,
-            check=False,
-        )
+        run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
+        proc = run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env, check=False)
         if proc.returncode != 0:
-            return _decode_err(proc.stderr)
-        return None
+            return _decode_err(proc.stderr), {}
+        modes: dict[str, str] = {}
+        if modes_of:
+            listing = run(root, ["ls-files", "-s", "-z", "--", *modes_of], env=env).stdout
+            for rec in listing.split(b"\0"):
+                meta, _, name = rec.partition(b"\t")
+                if name:
+                    modes[name.decode("utf-8", "surrogateescape")] = meta.split(b" ")[0].decode()
+        return None, modes
     finally:
-        for p in (idx, idx + ".lock"):
-            if os.path.exists(p):
-                os.unlink(p)
+        remove_index(idx)
+        shutil.rmtree(objs, ignore_errors=True)
 
 
 def ls_tree_modes(root: Path, rev: str, paths: list[str]) -> dict[str, str]:
@@ -167,7 +228,7 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
 
 
 def _new_index_path(root: Path) -> str:
-    fd, idx = tempfile.mkstemp(prefix="contextfork-lc-", dir=git_dir(root))
+    fd, idx = tempfile.mkstemp(prefix=f"contextfork-lc-{os.getpid()}-", dir=git_dir(root))
     os.close(fd)
     os.unlink(idx)
     return idx
@@ -256,13 +317,28 @@ def diff_trees(root: Path, a: str, b: str) -> list[tuple[str, str]]:
     ]
 
 
-def apply_to_worktree(root: Path, patch: bytes, *, check_only: bool = False) -> str | None:
-    """Apply a binary patch to the work tree and the index; git's own error line, or None."""
+def apply_to_worktree(
+    root: Path, patch: bytes, *, check_only: bool = False, target: str = "both"
+) -> str | None:
+    """Apply a binary patch to the work tree and the index (``target`` "both"), the work tree
+    only ("worktree") or the index only ("index"); git's own error line, or None."""
     if not patch.strip():
         return None
-    args = ["apply", "--index", "--binary", *(["--check"] if check_only else []), "-"]
+    where = {"both": ["--index"], "worktree": [], "index": ["--cached"]}[target]
+    args = ["apply", *where, "--binary", *(["--check"] if check_only else []), "-"]
     proc = run(root, args, input=patch, check=False)
     return None if proc.returncode == 0 else _decode_err(proc.stderr)
+
+
+def refresh_index(root: Path) -> None:
+    """Re-stat the index after files were written behind git's back (no content change)."""
+    run(root, ["update-index", "-q", "--refresh"], check=False)
+
+
+def reset_index(root: Path, tree: str) -> None:
+    """Make the index exactly ``tree`` again (the work tree is not touched)."""
+    run(root, ["read-tree", tree])
+    refresh_index(root)
 
 
 def is_dirty(root: Path) -> list[str]:

@@ -128,9 +128,14 @@ def compact_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     assert hook.root is not None
     refs = list_packages(hook.root)
     mine = [r for r in refs if _metadata(r.path).get("parent_session_id") == hook.session_id]
-    if not refs:
-        return "", {"package": None}
-    ref = (mine or refs)[-1]
+    if not mine and hook.session_id:  # a fork that compacts before exporting: its fork package
+        from contextfork.harness.pairing import fork_record
+
+        record = fork_record(hook.root, hook.session_id) or {}
+        mine = [r for r in refs if r.package_id == record.get("package_id")]
+    if not mine:
+        return "", {"package": None}  # never another session's package
+    ref = mine[-1]
     check = pkg_api.validate(hook.root, str(ref.path))
     errors = check.data["errors"]
     summary = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")
@@ -162,43 +167,48 @@ def compact_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     }
 
 
-def unconsumed_package(root: Path, session_id: str | None) -> Any:
-    """The newest package nobody resumed yet, not written by this very session."""
-    from contextfork.package.store import list_packages
-    from contextfork.resume import state
-
-    for ref in reversed(list_packages(root)):
-        if state.load(ref.path, ref.package_id).consumptions:
-            continue
-        if session_id and _metadata(ref.path).get("parent_session_id") == session_id:
-            continue
-        return ref
-    return None
-
-
 def resume_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
-    from contextfork.resume.api import resume
+    """The package made for this session (see ``pairing``), else an unclaimed one, with its brief."""
+    from contextfork.harness.pairing import choose
 
     assert hook.root is not None
-    ref = unconsumed_package(hook.root, hook.session_id)
-    if ref is None:
-        return "", {"package": None}
-    res = resume(hook.root, str(ref.path), session_id=hook.session_id, mark=True)
+    offer = choose(hook.root, hook.session_id, hook.transcript)
+    if offer is None:
+        return "", {"package": None}  # the fast path: nothing imported beyond the stdlib
+    from contextfork.resume.api import resume
+
+    res = resume(hook.root, str(offer.path), session_id=hook.session_id, mark=True)
+    pid = offer.package_id
     if not res.ok or not res.data.get("valid"):
         first = res.errors[0].line() if res.errors else res.text
         text = (
-            f"# contextfork: package `{ref.package_id}` was NOT resumed\n\n"
-            f"It failed validation ({first}). Inspect it with `contextfork validate {ref.package_id}`."
+            f"# contextfork: package `{pid}` was NOT resumed\n\n"
+            f"It failed validation ({first}). Inspect it with `contextfork validate {pid}`."
         )
-        return text, {"package_id": ref.package_id, "valid": False}
+        return text, {"package_id": pid, "valid": False, "paired": offer.paired}
+    if offer.paired:
+        why = (
+            f"This package was made for this session (fork record of `{offer.made_for}`)."
+            if offer.made_for == hook.session_id
+            else f"This package was made for session `{offer.made_for}`, which this session "
+            "continues."
+        )
+    else:
+        why = (
+            "This package was not made for this session: no session claims it (a manual export, "
+            "a checkpoint or a pulled package"
+            + (f", exported by session `{offer.from_session}`" if offer.from_session else "")
+            + "), so it is offered to the first new session that starts here."
+        )
     head = (
-        f"# contextfork: resuming from package `{ref.package_id}`\n\n"
+        f"# contextfork: resuming from package `{pid}`\n\n{why}\n"
         "A previous session left this verified handoff. Read the drift report before acting; "
         "the failed approaches are barred actions — do not retry them.\n\n"
     )
     return head + str(res.data.get("brief") or res.text or ""), {
-        "package_id": ref.package_id,
+        "package_id": pid,
         "valid": True,
+        "paired": offer.paired,
         "drifted": bool(res.data["drift"].get("drifted"))
         if isinstance(res.data.get("drift"), dict)
         else None,

@@ -70,6 +70,12 @@ def _runs(command: str) -> str | None:
     return f"exit {proc.returncode}: {detail}"
 
 
+def runs(command: str) -> str | None:
+    """None when the installed ``command`` runs this contextfork (``doctor`` asks this of every
+    command it finds in a settings file or git hook); else why not."""
+    return _runs(command)
+
+
 def checked_command(python: str | None = None) -> str:
     """The shell command prefix for hooks; raises ``CheckFailed`` when none of them runs."""
     tried: list[str] = []
@@ -85,4 +91,4 @@ def checked_command(python: str | None = None) -> str:
     )
 
 
-__all__ = ["candidates", "checked_command", "render"]
+__all__ = ["candidates", "checked_command", "render", "runs"]

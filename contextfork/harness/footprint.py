@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from contextfork import atomic
 from contextfork.errors import ContextforkError
 from contextfork.inputfile import open_regular
 from contextfork.paths import state_path
@@ -72,6 +70,8 @@ def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | 
             continue
         if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
             return 0
+        if isinstance(obj.get("forkedFrom"), dict):
+            return None  # a fork's copied lines: that usage was recorded for the original
         if obj.get("type") == "assistant" and not obj.get("isSidechain"):
             msg = obj.get("message")
             tokens = _usage_tokens(msg.get("usage") if isinstance(msg, dict) else None)
@@ -83,8 +83,7 @@ def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | 
     return None
 
 
-@dataclass(frozen=True)
-class Thresholds:
+class Thresholds(NamedTuple):  # not a dataclass: that import costs every hook ~5-20 ms
     warning: int = DEFAULT_WARNING
     fork: int = DEFAULT_FORK
 
@@ -121,7 +120,7 @@ def load_thresholds(root: Path) -> Thresholds:
 
 
 def _state_path(root: Path, session_id: str) -> Path:
-    from contextfork.cold.layout import check_session_id
+    from contextfork.sessionids import check_session_id
 
     check_session_id(session_id)  # never a path out of the state dir
     return state_path(root, "harness", f"{session_id}.json")
@@ -141,6 +140,8 @@ def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | 
     level = th.level(tokens)
     rank = LEVELS.index(level)
     if rank != last_rank:
+        from contextfork import atomic  # only on a crossing: tempfile/shutil stay off the path
+
         ensure_state_dir(root)
         atomic.write_json(path, {"session_id": session_id, "warned_level": level, "tokens": tokens})
     return level if rank > last_rank else None

@@ -84,6 +84,11 @@ def _results_in_node(node: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def is_stub_candidate(text: str, min_chars: int) -> bool:
+    """Large enough to fold out, and not already a stub (a fork of a fork keeps its stubs)."""
+    return len(text) >= min_chars and not text.startswith(STUB_PREFIX)
+
+
 @dataclass
 class ForkPlan:
     new_id: str
@@ -152,7 +157,7 @@ def build_fork(
                 if not (isinstance(b, dict) and b.get("type") == "tool_result"):
                     continue
                 body = result_text(b.get("content"))
-                if len(body) < min_chars or _has_binary(b.get("content")):
+                if is_stub_candidate(body, min_chars) is False or _has_binary(b.get("content")):
                     continue
                 sha = sha256_text(body)
                 if step_index not in verified:
@@ -244,9 +249,12 @@ def check_fork(original: Any, forked: Any, new_id: str, plan: ForkPlan) -> list[
             break
         if isinstance(obj.get("uuid"), str):
             uuids.add(obj["uuid"])
-    stubbed = sum(
-        1 for s in forked.steps for r in s.tool_results if r.content.startswith(STUB_PREFIX)
-    )
+    def stubs(session: Any) -> int:
+        return sum(
+            1 for s in session.steps for r in s.tool_results if r.content.startswith(STUB_PREFIX)
+        )
+
+    stubbed = stubs(forked) - stubs(original)  # a fork of a fork already holds stubs
     if stubbed != len(plan.stubs):
         problems.append(
             Problem(
@@ -257,7 +265,9 @@ def check_fork(original: Any, forked: Any, new_id: str, plan: ForkPlan) -> list[
 
 
 def window_tokens(session: Any) -> dict[str, int]:
-    """Exact o200k tokens of the conversation text: whole chain, and after the last compaction."""
+    """History tokens (counted): o200k tokens of the conversation text, whole chain and after the
+    last compaction. Not the context tokens (``telemetry.accounting.account``): no system prompt
+    or tool definitions, and always counted — so it is reported under that label."""
     from contextfork.tokens import count_tokens
 
     live = {s.index for s in session.live_steps()}  # incl. a preserved segment
@@ -278,9 +288,45 @@ def window_tokens(session: Any) -> dict[str, int]:
     return {"chain": chain, "window": window}
 
 
+def _fmt(ctx: dict[str, Any]) -> str:
+    total = ctx.get("total")
+    return f"{total:,} ({ctx.get('source')})" if isinstance(total, int) else "unknown"
+
+
+def _nothing_to_save(
+    transcript: Path, orig_id: str, why: str, sha: str, size: int, package: str | None = None
+) -> Result:
+    """No fork is written: it would hold the same bytes (or more) and save no context."""
+    data = {
+        "original": str(transcript),
+        "original_session_id": orig_id,
+        "original_sha256": sha,
+        "original_unchanged": True,
+        "fork": None,
+        "session_id": None,
+        "package_id": package,
+        "stubbed": 0,
+        "bytes_before": size,
+        "nothing_to_save": why,
+        "resume_command": None,
+    }
+    text = f"Nothing to save: {why}. No fork written; keep using session {orig_id}." + (
+        f" (package {package} was exported.)" if package else ""
+    )
+    return Result("fork", data=data, text=text)
+
+
 def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHARS) -> Result:
+    """Fork ``transcript`` into the harness's session folder for ``repo``.
+
+    The fork goes where ``claude --resume`` looks: ``${CLAUDE_CONFIG_DIR:-~/.claude}/projects/
+    <slug of the repo>/``, wherever the source file was. A fork that would stub nothing (or be
+    no smaller) is not written: exit 0 and say so. A fork of a fork keeps the stubs it has.
+    """
     from contextfork.harness.briefs import fold_and_export
+    from contextfork.telemetry.accounting import context_tokens
     from contextfork.transcript import load_session
+    from contextfork.transcript.locate import project_dir
 
     transcript = transcript.expanduser()
     original = load_session(transcript, include_subagents=False)
@@ -290,11 +336,32 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         )
     orig_id = original.session_id or transcript.stem
     before_sha, before_size = sha256_file(transcript)
+    candidates = sum(
+        1
+        for s in original.steps
+        for r in s.tool_results
+        if is_stub_candidate(r.content, min_chars)
+    )
+    if not candidates:
+        return _nothing_to_save(
+            transcript, orig_id, f"no tool result of at least {min_chars:,} chars to fold out",
+            before_sha, before_size,
+        )
     info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
     new_id = str(uuid.uuid4())
     plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars)
-    target = transcript.parent / f"{new_id}.jsonl"
-    atomic.write_text(target, "".join(plan.lines))
+    body = "".join(plan.lines)
+    if not plan.stubs or len(body.encode("utf-8")) >= before_size:
+        why = (
+            "no large tool result could be verified in the cold store"
+            if not plan.stubs
+            else f"the fork would not be smaller ({len(body.encode('utf-8')):,} bytes)"
+        )
+        return _nothing_to_save(
+            transcript, orig_id, why, before_sha, before_size, info["package_id"]
+        )
+    target = project_dir(repo) / f"{new_id}.jsonl"
+    atomic.write_text(target, body)
     forked = load_session(target, include_subagents=False)
     problems = check_fork(original, forked, new_id, plan)
     after_sha, _ = sha256_file(transcript)
@@ -307,6 +374,7 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         raise IntegrityError(
             f"fork of {transcript.name} failed its read-back check: {problems[0].message}"
         )
+    cb, ca = context_tokens(original), context_tokens(forked)
     atomic.write_json(
         fork_record_path(repo, new_id),
         {
@@ -314,6 +382,7 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
             "forked_from": orig_id,
             "transcript": str(target),
             "package_id": info["package_id"],
+            "context_tokens": ca,
         },
     )
     tb, ta = window_tokens(original), window_tokens(forked)
@@ -336,9 +405,12 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         "steps": len(original.steps),
         "bytes_before": before_size,
         "bytes_after": size_after,
-        "tokens_before": tb,
-        "tokens_after": ta,
+        "context_tokens_before": cb,
+        "context_tokens_after": ca,
+        "history_tokens_before": tb,
+        "history_tokens_after": ta,
         "resume_command": f"claude --resume {new_id}",
+        "project_dir": str(target.parent),
     }
     text = "\n".join(
         [
@@ -346,9 +418,12 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
             f"  package:   {info['package_id']} (cold store: {info.get('folded_steps', 0)} steps folded)",
             f"  fork:      {target}",
             f"  stubbed:   {len(plan.stubs)} large tool results ({data['stubbed_chars']:,} chars), each verified in the cold store",
-            f"  footprint: {tb['window']:,} → {ta['window']:,} tokens in the live window "
+            f"  context tokens: {_fmt(cb)} → {_fmt(ca)} (what the next model call sends; "
+            "the fork's figure is counted until the harness records its first call)",
+            f"  history tokens (counted): {tb['window']:,} → {ta['window']:,} in the live window "
             f"({tb['chain']:,} → {ta['chain']:,} over the whole chain); {before_size:,} → {size_after:,} bytes",
             "  original:  unchanged (sha256 verified)",
+            f"  resume:    in {repo} (Claude Code's session folder for it is {target.parent}):",
             "",
             f"claude --resume {new_id}",
         ]

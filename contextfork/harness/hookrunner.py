@@ -1,4 +1,4 @@
-"""``contextfork hook <event>``: the commands Claude Code and Codex run on their hook events.
+"""``contextfork hooks run <event>`` (legacy alias ``hook <event>``): the commands Claude Code and Codex run on their hook events.
 
 A hook sits in front of the user's prompt, so the rules are: never block and never break the
 harness. Whatever goes wrong inside (bad stdin, a corrupt store, a bug) the hook prints nothing,
@@ -21,16 +21,15 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from contextfork.paths import state_path
 
-MAX_CONTEXT_CHARS = 9_500
+MAX_CONTEXT_CHARS = 9_500  # Claude Code caps additionalContext near 10,000 characters
+LABEL_SUMMARY = 160
+LABEL_RESERVE = 3 * (LABEL_SUMMARY + 60)
 LOG_MAX_BYTES = 256 * 1024
 _EVENT_NAMES = {
     "user-prompt-submit": "UserPromptSubmit",
@@ -40,18 +39,33 @@ _EVENT_NAMES = {
 _ALIASES = {v.lower(): k for k, v in _EVENT_NAMES.items()} | {k: k for k in _EVENT_NAMES}
 
 
-@dataclass
 class HookInput:
-    event: str
-    harness: str
-    cwd: Path
-    root: Path | None
-    session_id: str | None = None
-    transcript: Path | None = None
-    prompt: str = ""
-    source: str | None = None
-    trigger: str | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
+    """One hook call, normalized (a plain class: ``dataclasses`` imports ``inspect``, ~20 ms
+    that every SessionStart and prompt would pay)."""
+
+    def __init__(
+        self,
+        event: str,
+        harness: str,
+        cwd: Path,
+        root: Path | None,
+        session_id: str | None = None,
+        transcript: Path | None = None,
+        prompt: str = "",
+        source: str | None = None,
+        trigger: str | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> None:
+        self.event = event
+        self.harness = harness
+        self.cwd = cwd
+        self.root = root
+        self.session_id = session_id
+        self.transcript = transcript
+        self.prompt = prompt
+        self.source = source
+        self.trigger = trigger
+        self.raw: dict[str, Any] = {} if raw is None else raw
 
 
 def _str(v: Any) -> str | None:
@@ -76,8 +90,8 @@ def _session_id(v: Any) -> str | None:
     Paths under ``.contextfork/`` are built from it (warning state, fork records, the cold store),
     so hostile input must never reach them.
     """
-    from contextfork.cold.layout import check_session_id
     from contextfork.errors import UsageError
+    from contextfork.sessionids import check_session_id
 
     sid = _str(v)
     if sid is None:
@@ -111,6 +125,8 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
     if root is None:
         return
     try:
+        from datetime import UTC, datetime
+
         from contextfork import atomic
         from contextfork.statedir import ensure_state_dir
 
@@ -168,7 +184,7 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
 
 def fork_record_path(root: Path, session_id: str) -> Path:
     """Where ``contextfork fork`` records which session a fork continues."""
-    from contextfork.cold.layout import check_session_id
+    from contextfork.sessionids import check_session_id
 
     check_session_id(session_id)
     return state_path(root, "harness", "forks", f"{session_id}.json")
@@ -186,70 +202,69 @@ def parent_session(root: Path, session_id: str) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-def _store_sessions(root: Path, session_id: str) -> list[str]:
-    """This session's store, then the one it was forked from (its stubs point there)."""
+def _store_sessions(root: Path, session_id: str, max_hops: int = 8) -> list[str]:
+    """This session's store, then those it was forked from, up the chain (a fork of a fork
+    keeps the first fork's stubs, which point at the original session's store)."""
     out = [session_id]
-    parent = parent_session(root, session_id)
-    if parent and parent not in out:
+    while len(out) <= max_hops:
+        parent = parent_session(root, out[-1])
+        if not parent or parent in out:
+            break
         out.append(parent)
     return out
 
 
 def _hydrated_nodes(
-    hook: HookInput, session_id: str
+    hook: HookInput, session_id: str, char_budget: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from contextfork.cold import api as cold_api
-    from contextfork.cold.hydrate import body_of, render_block
     from contextfork.cold.layout import StoreLayout, check_session_id
-    from contextfork.cold.store import read_node
-    from contextfork.hashing import sha256_text
+    from contextfork.paths import state_path
 
     assert hook.root is not None
     layout = StoreLayout(state_path(hook.root, "cold"), check_session_id(session_id))
     if not layout.sqlite.exists():
         return [], {"store": "absent"}
-    res = cold_api.scan(hook.prompt, store_dir=layout.dir)
+    # One token budget selects; the characters left in the hook's output decide what is shown,
+    # and only what is shown is recorded as hydrated (the store re-verifies every node it reads).
+    res = cold_api.scan(hook.prompt, store_dir=layout.dir, char_budget=char_budget)
     nodes = []
-    for pick in res.data["selected"]:
-        node = read_node(layout, int(pick["step_id"]))  # all three identities re-verified now
-        body = body_of(node, pick["mode"])
-        if (
-            pick["mode"] == "content"
-            and node["content_encoding"] == "utf-8"
-            and (sha256_text(body) != node["payload_sha256"])
-        ):
-            raise RuntimeError(f"step {node['step_id']} failed its payload hash")
-        label = f"Step {node['step_id']} of session {session_id}: {node['summary']}\n"
-        nodes.append(
-            {
-                "step_id": node["step_id"],
-                "session": session_id,
-                "sha256": node["payload_sha256"],
-                "mode": pick["mode"],
-                "tokens": pick["tokens"],
-                "block": label + render_block(node, body, pick["mode"]),
-            }
-        )
-    return nodes, res.data
+    for pick, block in zip(res.data["selected"], res.data["blocks"], strict=True):
+        summary = " ".join(str(pick["summary"]).split())
+        summary = summary if len(summary) <= LABEL_SUMMARY else summary[: LABEL_SUMMARY - 1] + "…"
+        label = f"Step {pick['step_id']} of session {session_id}: {summary}\n"
+        nodes.append({"step_id": pick["step_id"], "session": session_id, "sha256": pick["sha256"],
+                      "mode": pick["mode"], "tokens": pick["tokens"], "block": label + block})  # fmt: skip
+    left = [{"step_id": o["step_id"], "session": session_id, "sha256": o["sha256"]}
+            for o in res.data.get("over_char_cap", [])]  # fmt: skip
+    return nodes, {**res.data, "left": left}
 
 
 def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
     if not hook.prompt.strip() or hook.root is None or hook.session_id is None:
         return "", {}
     nodes: list[dict[str, Any]] = []
+    over: list[dict[str, Any]] = []
     terms: list[str] = []
-    for sid in _store_sessions(hook.root, hook.session_id):
-        found, data = _hydrated_nodes(hook, sid)
-        nodes += found
-        terms = terms or list(data.get("terms", []))
-    if not nodes:
-        return "", {"terms": terms, "hydrated": []}
     head = (
         "contextfork paged these exact details of earlier steps of this session back in from "
-        "the cold store (each block is SHA-256 verified; step and payload_sha256 label it):\n"
+        "the cold store (each block is SHA-256 verified; step and payload_sha256 label it; a "
+        "window is the matching region of a larger step):\n"
     )
     pointer = "Read any step in full with `contextfork fold show STEP --session SESSION`.\n"
-    blocks, left = fit_blocks(nodes, MAX_CONTEXT_CHARS - len(head) - len(pointer) - 600)
+    room = MAX_CONTEXT_CHARS - len(head) - len(pointer) - 600  # 600: labels and the tail line
+    for sid in _store_sessions(hook.root, hook.session_id):
+        if room < 400:
+            break
+        found, data = _hydrated_nodes(hook, sid, room - LABEL_RESERVE)
+        nodes += found
+        over += data.get("left", [])
+        room -= sum(len(n["block"]) for n in found)
+        terms = terms or list(data.get("terms", []))
+    if not nodes:
+        return "", {"terms": terms, "hydrated": [], "over_cap": [f"{n['session']}:{n['step_id']}" for n in over]}
+    blocks, left = fit_blocks(nodes, MAX_CONTEXT_CHARS - len(head) - len(pointer) - 300)
+    left += over
     tail = ""
     if left:
         tail = (
@@ -322,10 +337,22 @@ def on_pre_compact(hook: HookInput) -> dict[str, Any]:
     return {}
 
 
-def on_session_start(hook: HookInput) -> dict[str, Any]:
-    from contextfork.harness.briefs import session_start
+def _nothing_to_offer(hook: HookInput) -> bool:
+    """The common start: no package due to this session (decided with the stdlib alone)."""
+    if hook.root is None or (hook.source or "startup") == "compact":
+        return False
+    from contextfork.harness.pairing import choose
 
-    context, info = session_start(hook)
+    return choose(hook.root, hook.session_id, hook.transcript) is None
+
+
+def on_session_start(hook: HookInput) -> dict[str, Any]:
+    if _nothing_to_offer(hook):
+        context, info = "", {"package": None}  # briefs, package and resume stay unimported
+    else:
+        from contextfork.harness.briefs import session_start
+
+        context, info = session_start(hook)
     log(
         hook.root,
         {
@@ -375,8 +402,8 @@ def main(argv: list[str]) -> int:
     root: Path | None = None
     if sys.stdin is not None and sys.stdin.isatty():
         print(
-            "usage: contextfork hook user-prompt-submit|pre-compact|session-start [--codex] "
-            "< hook-input.json  (run by Claude Code / Codex; see `contextfork hook --help`)",
+            "usage: contextfork hooks run user-prompt-submit|pre-compact|session-start [--codex] "
+            "< hook-input.json  (run by Claude Code / Codex; see `contextfork hooks run --help`)",
             file=sys.stderr,
         )
         return 0
@@ -410,6 +437,7 @@ def main(argv: list[str]) -> int:
     except BaseException as err:  # noqa: BLE001 - a hook must never block the harness
         if isinstance(err, KeyboardInterrupt):
             return 0
+        import traceback
         log(
             root,
             {

@@ -2,7 +2,8 @@
 
 A settings file belongs to the user: other hooks, permissions, env, a statusLine someone else
 set. So we never rewrite it wholesale. We add our entries next to theirs, recognise our own by
-their command string (``<contextfork> hook <event>`` / ``<contextfork> statusline``, where
+their command string (``<contextfork> hooks run <event>``, the legacy ``<contextfork> hook <event>``
+older versions wrote, or ``<contextfork> statusline``, where
 ``<contextfork>`` is the absolute entry point, checked at install time, or the bare name older
 versions wrote — see ``entrypoint``), keep the
 file's key order and formatting (indent, line endings, final newline), and on uninstall put
@@ -28,20 +29,22 @@ from contextfork.harness import install_state
 # event → (arguments after the contextfork command, timeout seconds, matcher or None). The
 # command itself is the absolute entry point found and checked at install time (entrypoint).
 CLAUDE_HOOKS: dict[str, tuple[str, int, str | None]] = {
-    "UserPromptSubmit": ("hook user-prompt-submit", 10, None),
-    "PreCompact": ("hook pre-compact", 120, None),
-    "SessionStart": ("hook session-start", 30, None),
+    "UserPromptSubmit": ("hooks run user-prompt-submit", 10, None),
+    "PreCompact": ("hooks run pre-compact", 120, None),
+    "SessionStart": ("hooks run session-start", 30, None),
 }
 CODEX_HOOKS: dict[str, tuple[str, int, str | None]] = {
-    "UserPromptSubmit": ("hook user-prompt-submit --codex", 10, None),
-    "PreCompact": ("hook pre-compact --codex", 120, None),
-    "SessionStart": ("hook session-start --codex", 30, None),
+    "UserPromptSubmit": ("hooks run user-prompt-submit --codex", 10, None),
+    "PreCompact": ("hooks run pre-compact --codex", 120, None),
+    "SessionStart": ("hooks run session-start --codex", 30, None),
 }
 STATUSLINE_ARGS = "statusline"
 # Ours in any form we ever wrote: bare `contextfork ...` (earlier versions), an absolute console
 # script (quoted when the path has a space) or `<python> -m contextfork ...`.
+# Both hook forms count: `hooks run <event>` (now) and `hook <event>` (the legacy alias).
 _OURS = re.compile(
-    r"(^|[/\\\s\"'])contextfork(\.exe)?[\"']?\s+(hook\s+(user-prompt-submit|pre-compact|session-start)|statusline)(\s|$)"
+    r"(^|[/\\\s\"'])contextfork(\.exe)?[\"']?\s+"
+    r"((hooks\s+run|hook)\s+(user-prompt-submit|pre-compact|session-start)|statusline)(\s|$)"
 )
 
 
@@ -169,6 +172,23 @@ def _strip_ours(groups: list[Any]) -> tuple[list[Any], int]:
     return out, removed
 
 
+def _ours_item(item: object) -> bool:
+    return isinstance(item, dict) and is_ours(item.get("command"))
+
+
+def _place(groups: list[Any], stripped: list[Any], desired: dict[str, Any]) -> list[Any]:
+    """``stripped`` with ``desired`` where our first entry stood (an older ``hook <event>`` is
+    upgraded in place, so hook order the user arranged stays); at the end when there was none."""
+    for before, group in enumerate(groups):
+        items = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(items, list) and any(
+            isinstance(h, dict) and is_ours(h.get("command")) for h in items
+        ):
+            at = before + (1 if any(not _ours_item(h) for h in items) else 0)
+            return [*stripped[:at], desired, *stripped[at:]]
+    return [*stripped, desired]
+
+
 def merge_hooks(
     data: dict[str, Any], wanted: dict[str, tuple[str, int, str | None]], path: Path
 ) -> dict[str, str]:
@@ -192,7 +212,7 @@ def merge_hooks(
         if ours == [desired] and removed == 1:
             report[event] = "unchanged"
             continue
-        hooks[event] = [*stripped, desired]
+        hooks[event] = _place(groups, stripped, desired)
         report[event] = "updated" if removed else "added"
     return report
 

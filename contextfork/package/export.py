@@ -24,6 +24,7 @@ from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
 from contextfork.package.store import new_package_id, packages_dir, utc_now_iso
 from contextfork.paths import unsafe_reason
+from contextfork.testhooks import kill_point
 
 MANIFEST_VERSION = "1.2"
 DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file
@@ -191,22 +192,31 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     # HEAD and is redone against the empty tree only on an unborn HEAD.
     p_status = gitstate.start(root, gitstate.status_args())
     p_diff = gitstate.start(root, gitstate.diff_args("HEAD"))
+    p_staged = gitstate.start(root, gitstate.diff_args("HEAD", cached=True))
     p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir)
     try:
+        # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
+        atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
+        gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(gitstate.finish(p_status, "status"))
         with atomic.staging_dir(base) as staging:
             package_id = new_package_id()
             um = _capture_untracked(root, st.untracked, set(st.undecodable), staging, opts)
+            kill_point("export:staged")
             if st.oid is None:
                 p_diff.communicate()
+                p_staged.communicate()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
+                staged = gitstate.diff_patch(root, gitstate.EMPTY_TREE, cached=True)
             else:
                 patch = gitstate.finish(p_diff, "diff")
+                staged = gitstate.finish(p_staged, "diff --cached")
             tree_sha = gitstate.finish_worktree_tree(p_tree, tmp_index)
             op = gitstate.operation_in_progress(loc.git_dir)
-            return _write_package(root, staging, package_id, st, um, patch, tree_sha, opts, op)
+            return _write_package(root, staging, package_id, st, um, (patch, staged), tree_sha,
+                                  opts, op)  # fmt: skip
     finally:
-        for proc in (p_status, p_diff, p_tree):
+        for proc in (p_status, p_diff, p_staged, p_tree):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
@@ -215,8 +225,10 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
 
 def _write_package(
     root: Path, staging: Path, package_id: str, st: gitstate.Status,
-    um: dict[str, Any], patch: bytes, tree_sha: str, opts: ExportOptions, operation: str | None = None,
+    um: dict[str, Any], patches: tuple[bytes, bytes], tree_sha: str, opts: ExportOptions,
+    operation: str | None = None,
 ) -> ExportOutcome:  # fmt: skip
+    patch, staged = patches
     gs = git_status_file(st)
     gs["operation"] = operation
     seed = opts.seed or {}
@@ -255,6 +267,9 @@ def _write_package(
     meta["redactions"] = redactions + meta_redactions
     files: dict[str, bytes] = {
         "git_diff.patch": patch,
+        # The staged part alone, so `resume --apply` can put the index back as it was (staged
+        # stays staged, unstaged stays unstaged, a partly staged file keeps both versions).
+        "git_index.patch": staged,
         "git_status.json": atomic.dump_json_bytes(gs),
         "untracked_manifest.json": atomic.dump_json_bytes(um),
         "handoff.json": atomic.dump_json_bytes(h),

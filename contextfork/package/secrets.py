@@ -99,8 +99,9 @@ def scan_files(files: dict[str, bytes]) -> dict[str, list[str]]:
     path for ``untracked/…``, ``git_diff.patch:<path>`` for added lines, ``package:<name>`` else."""
     out: dict[str, list[str]] = {}
     for rel, data in sorted(files.items()):
-        if rel == "git_diff.patch":
-            out.update(_scan_patch_bytes(data))
+        if rel in ("git_diff.patch", "git_index.patch"):  # the index patch: staged versions
+            for key, kinds in _scan_patch_bytes(data).items():
+                out[key] = sorted(set(out.get(key, [])) | set(kinds))
             continue
         if rel.startswith("untracked/"):
             kinds, key = kinds_in(data), rel.removeprefix("untracked/")

@@ -216,6 +216,15 @@ def _check_untracked(
                 )
 
 
+def _ancestors(rel: str) -> list[str]:
+    parts = PurePosixPath(rel).parts
+    return [str(PurePosixPath(*parts[:i])) for i in range(1, len(parts))]
+
+
+def _parents(targets: list[str]) -> list[str]:
+    return sorted({a for t in targets if not unsafe_reason(t) for a in _ancestors(t)})
+
+
 def _check_patch(
     root: Path | None,
     pkg: Path,
@@ -246,14 +255,7 @@ def _check_patch(
         and meta.head
         and gitstate.commit_exists(root, meta.head)
     ):
-        parents = sorted(
-            {
-                str(PurePosixPath(*PurePosixPath(t).parts[:i]))
-                for t in all_targets
-                if not unsafe_reason(t)
-                for i in range(1, len(PurePosixPath(t).parts))
-            }
-        )
+        parents = _parents(all_targets)
         modes = gitstate.ls_tree_modes(root, meta.head, parents)
         symlinks |= {p for p, m in modes.items() if m == "120000"}
     for t in all_targets:
@@ -278,7 +280,14 @@ def _check_patch(
         return
     if parse_err:
         return
-    apply_err = gitstate.apply_check(root, meta.head, patch)
+    apply_err, after = gitstate.apply_check(root, meta.head, patch, _parents(all_targets))
+    # A rename or copy of a committed symlink carries no symlink mode in the patch text: look at
+    # what each parent *is* once the patch is applied (resume --apply would refuse it there).
+    reported = {p.path for p in problems if p.code == "unsafe_path"}
+    for t in all_targets:
+        through = next((q for q in _ancestors(t) if after.get(q) == "120000"), None)
+        if through and t not in reported:
+            problems.append(_err("unsafe_path", f"would be written through symlink {through!r}", t))
     if apply_err:
         problems.append(
             _err(
@@ -286,6 +295,31 @@ def _check_patch(
                 f"patch does not apply to recorded HEAD: {apply_err}",
                 "git_diff.patch",
             )
+        )
+
+
+def _check_index_patch(
+    root: Path | None, pkg: Path, meta: SessionMetadata | None, problems: list[Problem]
+) -> None:
+    """``git_index.patch`` (the staged changes; absent in packages from before it existed)."""
+    rel = "git_index.patch"
+    if not (pkg / rel).is_file():
+        return
+    patch = (pkg / rel).read_bytes()
+    paths, _links, parse_err = gitstate.patch_paths(root or pkg, patch)
+    if parse_err:
+        problems.append(_err("patch_invalid", f"git cannot parse the patch: {parse_err}", rel))
+        return
+    for p in paths:
+        reason = unsafe_reason(p)
+        if reason:
+            problems.append(_err("unsafe_path", f"patch path refused: {reason}", p))
+    if root is None or meta is None or (meta.head and not gitstate.commit_exists(root, meta.head)):
+        return
+    apply_err, _modes = gitstate.apply_check(root, meta.head, patch)
+    if apply_err:
+        problems.append(
+            _err("patch_does_not_apply", f"staged patch does not apply to recorded HEAD: {apply_err}", rel)
         )
 
 
@@ -312,6 +346,7 @@ def validate_package(pkg: Path, root: Path | None, *, strict: bool = False) -> V
         _check_untracked(pkg, um, manifest, problems)
         problems += secrets_mod.problems(secrets_mod.scan_package(pkg))
     _check_patch(root, pkg, meta, um, problems)
+    _check_index_patch(root, pkg, meta, problems)
     raw_handoff = _load_json(pkg, "handoff.json", [])
     if raw_handoff is not None:
         sev: Severity = "error" if strict else "warning"

@@ -17,6 +17,12 @@ from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
 
+def _ctx(ctx: object) -> str:
+    if isinstance(ctx, dict) and isinstance(ctx.get("total"), int):
+        return f"{ctx['total']:,} ({ctx.get('source')})"
+    return "unknown"
+
+
 def _load(transcript: Path) -> Session:
     from contextfork.transcript import load_session
 
@@ -53,6 +59,7 @@ def render_command(
     """Render step t; store the originals of every earlier step in the cold store (idempotent)
     so each removal is reversible, and answer restore/peek from that store, verified."""
     from contextfork.render.coldsource import ColdSource, persist_steps
+    from contextfork.telemetry.accounting import context_tokens
 
     session = _load(transcript)
     last = max((s.index for s in session.steps), default=0)
@@ -69,7 +76,10 @@ def render_command(
         "policy": policy_name,
         "k": k,
         "boundary": view.boundary,
+        # The rendered prompt's own size (chars/4), labelled as such; the session's context
+        # tokens are the one figure status/statusline/fork report.
         "estimated_tokens": sum(estimate_tokens(m.content) for m in view.messages),
+        "context_tokens": context_tokens(session),
         "messages": [m.to_json() for m in view.messages],
         "removals": [r.to_json() for r in view.removals],
         "folds": {fid: list(steps) for fid, steps in view.folds.items()},
@@ -82,7 +92,8 @@ def render_command(
     ]
     text = "\n".join(lines) + (
         f"\n── step {t} · policy {policy_name} · k={k} · boundary b_t={view.boundary} · "
-        f"{len(view.messages)} messages · ~{data['estimated_tokens']} tokens · "
+        f"{len(view.messages)} messages · rendered prompt ~{data['estimated_tokens']} tokens "
+        f"(estimated) · session context tokens {_ctx(data['context_tokens'])} · "
         f"{len(view.removals)} removals · originals "
         + (f"in {stored.store}" if stored is not None else "not stored (no git repository)")
         + "\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork import signing
-from contextfork.envelope import Problem, Result, Severity
+from contextfork.envelope import Problem, Result
 from contextfork.errors import ExitCode
 from contextfork.package import store
 from contextfork.package.models import Handoff, SessionMetadata, UntrackedManifest
@@ -64,6 +64,17 @@ def resume(
             text=f"Package {ref.package_id} {what}; refusing to resume it.",
         )
     meta, um, handoff = _load(ref.path)
+    if not apply:
+        from contextfork.resume import journal
+
+        pending = journal.load(root)
+        if pending is not None:
+            problems.append(Problem(
+                "warning", "apply_interrupted",
+                f"an interrupted `resume --apply` of package {pending.get('package_id')} left this "
+                "checkout half-restored: finish it with `resume --apply` or undo it with "
+                "`resume --rollback`",
+            ))  # fmt: skip
     applied = None
     if apply:
         applied = apply_mod.apply_package(
@@ -82,14 +93,19 @@ def resume(
             )
         )
     exit_code = 0
+    if applied is not None and applied.recovered:
+        problems.append(Problem("warning", "apply_recovered", "an interrupted `resume --apply` "
+                                "of this package was rolled back from its journal and redone"))  # fmt: skip
+    for note in applied.notes if applied is not None else []:
+        problems.append(Problem("warning", "apply_note", note))
     if applied is not None and not applied.exact:
-        sev: Severity = "warning" if applied.not_restored else "error"
+        # Not exact is a failed restore (exit 1), whatever the reason; the reason is listed.
         why = f"{len(applied.not_restored)} file(s) could not be restored"
         problems.append(
-            Problem(sev, "apply_not_exact", f"restored tree differs from the recorded tree ({why})")
-        )
-        if sev == "error":
-            exit_code = int(ExitCode.CHECK_FAILED)
+            Problem("error", "apply_not_exact",
+                    f"restored tree differs from the recorded tree ({why})")
+        )  # fmt: skip
+        exit_code = int(ExitCode.CHECK_FAILED)
     if strict and report.drifted and not exit_code:
         exit_code = int(ExitCode.DRIFT)
         problems.append(Problem("error", "drift", "the live repository drifted from the package"))
@@ -110,3 +126,11 @@ def resume(
         "brief": text,
     }
     return Result("resume", data=data, problems=problems, exit_code=exit_code, text=text)
+
+
+def rollback(root: Path) -> Result:
+    """``resume --rollback``: put back the checkout an interrupted ``--apply`` was working on."""
+    done = apply_mod.rollback(root)
+    text = (f"Rolled back the interrupted apply of package {done['package_id']} "
+            f"({done['restored']} path(s) and the index restored).")  # fmt: skip
+    return Result("resume", data={"rolled_back": True, **done}, text=text)

@@ -1,8 +1,11 @@
 """``resume --apply``: put the exported working state onto a clean checkout, and prove it.
 
 Everything that could stop the restore is checked before the first byte changes (HEAD, a dirty
-tree, files in the way, the patch itself), so a refusal leaves the checkout untouched. The proof
-is the tree SHA of the restored work tree, recomputed and compared with the one recorded.
+tree, files in the way, the patch itself), so a refusal leaves the checkout untouched. Then every
+path about to change is journaled (``resume.journal``), so a kill half-way is undone by the next
+run, which then restores completely. The work tree gets ``git_diff.patch`` and the index
+``git_index.patch``: what was staged at export is staged again, and nothing else. The proof is
+the tree SHA of the restored work tree, recomputed and compared with the one recorded.
 """
 
 from __future__ import annotations
@@ -13,10 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from contextfork import atomic, gitstate
-from contextfork.errors import CheckFailed, DriftError, IntegrityError
+from contextfork.errors import (
+    CheckFailed,
+    ContextforkError,
+    DriftError,
+    IntegrityError,
+    NotFoundError,
+)
 from contextfork.hashing import sha256_bytes
 from contextfork.package.models import SessionMetadata, UntrackedManifest
 from contextfork.paths import safe_join, symlink_in_parents
+from contextfork.resume import journal
+from contextfork.testhooks import kill_point
 
 
 @dataclass
@@ -29,6 +40,8 @@ class ApplyOutcome:
     not_restored: list[str] = field(default_factory=list)
     tree_after: str = ""
     recorded_tree: str = ""
+    recovered: bool = False  # an interrupted restore of this package was undone and redone
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exact(self) -> bool:
@@ -145,6 +158,23 @@ def _planned_writes(
     return plan, links
 
 
+def _resume_journal(root: Path, meta: SessionMetadata) -> dict[str, object] | None:
+    """Undo an interrupted restore of this package before redoing it; refuse another's."""
+    pending = journal.load(root)
+    if pending is None:
+        return None
+    if pending.get("package_id") != meta.package_id:
+        other = pending.get("package_id")
+        raise DriftError(
+            f"an interrupted `resume --apply` of package {other} is pending "
+            f"(journal in .contextfork/{journal.JOURNAL_DIR})",
+            hint=f"finish it with `contextfork resume {other} --apply`, "
+            "or undo it with `contextfork resume --rollback`",
+        )
+    journal.rollback(root)
+    return pending
+
+
 def apply_package(
     root: Path,
     pkg_dir: Path,
@@ -155,6 +185,11 @@ def apply_package(
     allow_different_head: bool = False,
 ) -> ApplyOutcome:
     out = ApplyOutcome(recorded_tree=meta.worktree_tree_sha)
+    pending = _resume_journal(root, meta)
+    if pending is not None:
+        out.recovered = True
+        force = force or bool(pending.get("force"))
+        allow_different_head = allow_different_head or bool(pending.get("allow_different_head"))
     _check_head(root, meta, allow_different_head)
     before = gitstate.worktree_tree_sha(root)
     if before == meta.worktree_tree_sha:
@@ -171,15 +206,49 @@ def apply_package(
             hint="commit or stash first, or pass --force to apply on top",
         )
     patch = (pkg_dir / "git_diff.patch").read_bytes()
+    staged_file = pkg_dir / "git_index.patch"
+    # Packages from before git_index.patch existed: everything is restored as staged.
+    staged = staged_file.read_bytes() if staged_file.is_file() else None
+    if staged is None:
+        out.notes.append("the package has no git_index.patch (older export): all changes "
+                         "are restored as staged")  # fmt: skip
     paths, patch_links, _perr = gitstate.patch_paths(root, patch)
     plan, links = _planned_writes(root, pkg_dir, um, force, out, set(patch_links))
-    err = gitstate.apply_to_worktree(root, patch, check_only=True)
+    err = gitstate.apply_to_worktree(root, patch, check_only=True, target="worktree")
+    if not err:
+        err = gitstate.apply_to_worktree(root, patch if staged is None else staged,
+                                         check_only=True, target="index")  # fmt: skip
     if err:
         raise CheckFailed(f"the package's patch does not apply here: {err}")
-    err = gitstate.apply_to_worktree(root, patch)
+    targets = [t for t, _d, _m in plan] + [lk for lk, _t in links]
+    touched = paths + [t.relative_to(root).as_posix() for t in targets]
+    info = {"package_id": meta.package_id, "package_path": str(pkg_dir), "head": meta.head,
+            "force": force, "allow_different_head": allow_different_head}  # fmt: skip
+    journal.begin(root, touched, info)
+    kill_point("apply:journaled")
+    try:
+        _restore(root, patch, staged, plan, links, out)
+    except ContextforkError:
+        journal.rollback(root)  # a refusal half-way leaves the checkout as it was
+        raise
+    out.patched = sorted(set(paths))
+    out.tree_after = gitstate.worktree_tree_sha(root)
+    journal.finish(root)
+    return out
+
+
+def _restore(
+    root: Path, patch: bytes, staged: bytes | None, plan: list[tuple[Path, bytes, int]],
+    links: list[tuple[Path, str]], out: ApplyOutcome,
+) -> None:  # fmt: skip
+    """The writes themselves, after the journal: patch, index, snapshots, links."""
+    err = gitstate.apply_to_worktree(root, patch, target="worktree")
+    if not err:
+        err = gitstate.apply_to_worktree(root, patch if staged is None else staged, target="index")
     if err:
         raise CheckFailed(f"git apply failed: {err}")
-    out.patched = sorted(set(paths))
+    gitstate.refresh_index(root)
+    kill_point("apply:patched")
     for target in [t for t, _d, _m in plan] + [lk for lk, _t in links]:
         # The patch has changed the tree since the plan was made: never write through a link.
         rel = target.relative_to(root).as_posix()
@@ -189,8 +258,16 @@ def apply_package(
     for target, data, mode in plan:
         atomic.write_bytes(target, data, mode=mode)
         out.written.append(target.relative_to(root).as_posix())
+        kill_point("apply:files")
     for link, text in links:
         atomic.write_symlink(link, text)
         out.written.append(link.relative_to(root).as_posix())
-    out.tree_after = gitstate.worktree_tree_sha(root)
-    return out
+
+
+def rollback(root: Path) -> dict[str, object]:
+    """``resume --rollback``: undo an interrupted restore (NotFoundError when there is none)."""
+    done = journal.rollback(root)
+    if done is None:
+        raise NotFoundError("no interrupted `resume --apply` to roll back",
+                            hint=f"the journal would be in .contextfork/{journal.JOURNAL_DIR}")  # fmt: skip
+    return done

@@ -34,6 +34,17 @@ _EXCERPT = 400
 
 @dataclass
 class Accounting:
+    """The context footprint of a session: ``total`` is THE "context tokens" figure.
+
+    Context tokens = what the next model call would be sent. Every command (status, statusline,
+    fork, render, MCP get_context_status) reports this one figure with its ``source``:
+    ``recorded`` — the prompt the harness recorded for the latest call of this session in the
+    live window (input + cache creation + cache read); ``counted`` — no such call (a fresh fork,
+    a transcript without usage): the live window's text counted with o200k; ``estimated`` — the
+    same by chars/4 when the tokenizer is unavailable. Any other figure must be labelled as what
+    it is (e.g. "history tokens (counted)").
+    """
+
     total: int | None
     source: str  # recorded | counted | estimated | none
     breakdown: dict[str, int]
@@ -41,6 +52,40 @@ class Accounting:
     scaled_to_recorded: bool
     last_output_tokens: int | None
     active_steps: list[Step] = field(default_factory=list)
+    inherited_steps: int = 0  # leading steps a fork copied from the session it continues
+
+
+def inherited_steps(session: Session) -> int:
+    """How many leading steps were copied from another session by a fork.
+
+    Forks (ours and Claude Code's ``--fork-session``) mark every copied line with
+    ``forkedFrom``; the usage on those lines was recorded for the original, not for this session.
+    """
+    n = 0
+    for step in session.steps:
+        if not any(_forked_line(r.text) for r in step.raw):
+            break
+        n += 1
+    return n
+
+
+def folded_copy(session: Session, copied: int) -> bool:
+    """Whether the copied steps were folded (``contextfork fork`` stubs), not copied verbatim."""
+    from contextfork.harness.fork import STUB_PREFIX
+
+    return any(
+        r.content.startswith(STUB_PREFIX) for s in session.steps[:copied] for r in s.tool_results
+    )
+
+
+def _forked_line(text: str) -> bool:
+    if '"forkedFrom"' not in text:
+        return False
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and isinstance(obj.get("forkedFrom"), dict)
 
 
 def active_steps(session: Session) -> list[Step]:
@@ -92,9 +137,14 @@ def _counter() -> tuple[Callable[[str], int], str]:
 
 
 def account(session: Session) -> Accounting:
+    """The one definition of a session's context tokens (see ``Accounting``)."""
     steps = active_steps(session)
     texts = category_texts(session, steps)
-    rec = recorded_step(steps)
+    copied = inherited_steps(session)
+    # A folded fork changed the window, so the usage it copied no longer describes it; a
+    # verbatim copy (Claude Code's --fork-session) holds the same window and keeps it.
+    own = [s for s in steps if s.index > copied] if folded_copy(session, copied) else steps
+    rec = recorded_step(own)
     if rec is not None and rec.usage is not None:
         total = rec.usage.context_tokens
         est = {c: sum(_estimate(t) for t in texts[c]) for c in CATEGORIES}
@@ -102,15 +152,25 @@ def account(session: Session) -> Accounting:
             total=total, source="recorded", breakdown=scale_to(est, total),
             breakdown_method="chars-scaled-to-recorded", scaled_to_recorded=True,
             last_output_tokens=rec.usage.output_tokens, active_steps=steps,
+            inherited_steps=copied,
         )
     if not any(texts.values()):
-        return Accounting(None, "none", dict.fromkeys(CATEGORIES, 0), "none", False, None, steps)
+        return Accounting(
+            None, "none", dict.fromkeys(CATEGORIES, 0), "none", False, None, steps, copied
+        )
     count, how = _counter()
     counted = {c: sum(count(t) for t in texts[c]) for c in CATEGORIES}
     return Accounting(
         total=sum(counted.values()), source=how, breakdown=counted, breakdown_method=how,
         scaled_to_recorded=False, last_output_tokens=None, active_steps=steps,
+        inherited_steps=copied,
     )
+
+
+def context_tokens(session: Session) -> dict[str, Any]:
+    """``{"total", "source"}`` of ``account`` — the form fork, render and records report."""
+    acc = account(session)
+    return {"total": acc.total, "source": acc.source}
 
 
 def scale_to(estimates: dict[str, int], total: int) -> dict[str, int]:

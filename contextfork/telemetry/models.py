@@ -104,7 +104,9 @@ class Breakdown(_Strict):
 
 
 class Tokens(_Strict):
-    total: int | None = Field(description="active context tokens")
+    total: int | None = Field(
+        description="context tokens: what the next model call would be sent (see source)"
+    )
     source: Literal["recorded", "counted", "estimated", "none"]
     breakdown: Breakdown
     breakdown_method: Literal["counted", "estimated", "chars-scaled-to-recorded", "none"]
@@ -115,8 +117,11 @@ class Tokens(_Strict):
 
 
 class StepStats(_Strict):
-    total: int
+    total: int = Field(description="steps over the whole chain (a fork's copied steps included)")
     since_compaction: int
+    since_fork: int | None = Field(
+        default=None, description="steps this fork took itself; null when not a fork"
+    )
     tool_calls: int
     tool_errors: int
 

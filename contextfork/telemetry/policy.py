@@ -104,7 +104,20 @@ def format_tokens(n: int | None) -> str:
     return f"{n / 1_000_000:.2f}M"
 
 
-def badge(tokens: int | None, steps: int, risk: dict[str, Any]) -> str:
-    """``[ 🟢 34.2k tokens | Step 28 | Normal ]``."""
+def badge(
+    tokens: int | None,
+    steps: int,
+    risk: dict[str, Any],
+    *,
+    chain: int | None = None,
+    source: str | None = None,
+) -> str:
+    """``[ 🟢 34.2k tokens | Step 28 | Normal ]``.
+
+    A figure that is not the harness's recorded usage says so (``19.9k tokens (counted)``);
+    a fork shows its own steps beside the chain total (``Step 2 · chain 154``).
+    """
     emoji = LEVELS[risk["level"]][3]
-    return f"[ {emoji} {format_tokens(tokens)} tokens | Step {steps} | {risk['label']} ]"
+    how = f" ({source})" if source in ("counted", "estimated") and tokens is not None else ""
+    step = f"Step {steps}" + (f" · chain {chain}" if chain is not None else "")
+    return f"[ {emoji} {format_tokens(tokens)} tokens{how} | {step} | {risk['label']} ]"

@@ -34,7 +34,7 @@ def _session_lines(d: dict[str, Any]) -> list[str]:
     src = tok["source"]
     how = {
         "recorded": "recorded by the harness (last model call since the last compaction)",
-        "counted": "counted offline with o200k_base",
+        "counted": "counted offline with o200k_base (no call of this session recorded yet)",
         "estimated": "estimated at 4 chars/token (no tokenizer)",
         "none": "nothing to count",
     }[src]
@@ -42,15 +42,20 @@ def _session_lines(d: dict[str, Any]) -> list[str]:
     window = ""
     if tok.get("context_window"):
         window = f" of {format_tokens(tok['context_window'])} ({tok['context_used_percent']}%)"
-    out.append(f"  Active tokens     {_n(total)}{window}  [source: {src}: {how}]")
+    out.append(f"  Context tokens    {_n(total)}{window}  [source: {src}: {how}]")
     b = tok["breakdown"]
     scaled = " (scaled to the recorded total)" if tok["scaled_to_recorded"] else ""
     out.append(f"    system prompt   {_n(b['system_prompt'])}{scaled}")
     out.append(f"    user history    {_n(b['user_history'])}")
     out.append(f"    assistant       {_n(b['assistant_history'])}")
     out.append(f"    tool outputs    {_n(b['tool_outputs'])}")
+    fork = (
+        f"{steps['since_fork']} since the fork, {steps['total']} over the chain"
+        if steps.get("since_fork") is not None
+        else str(steps["total"])
+    )
     out.append(
-        f"  Steps             {steps['total']} ({steps['since_compaction']} since last "
+        f"  Steps             {fork} ({steps['since_compaction']} since last "
         f"compaction), {steps['tool_calls']} tool calls, {steps['tool_errors']} tool errors"
     )
     out.append(

@@ -10,34 +10,65 @@ key the non-sidechain copy wins, then the one with the most tokens, then the fir
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-STATE_VERSION = 2
+STATE_VERSION = 3
+# The start of a stub ``contextfork fork`` writes (harness.fork.STUB_PREFIX; not imported here:
+# that module is heavy and this one runs in the statusline).
+FOLD_STUB = b"[contextfork: tool result folded out of this fork"
 
 
-@dataclass
 class ScanState:
-    offset: int = 0  # bytes consumed: complete lines only
-    lines: int = 0
-    malformed: int = 0
-    # key -> [non_sidechain, total, input, output, cache_creation, cache_read]
-    billing: dict[str, list[int]] = field(default_factory=dict)
-    unkeyed: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])  # n, in, out, cc, cr
-    active_tokens: int | None = None  # last main-chain call's context since the last compaction
-    active_output: int | None = None
-    message_ids: list[str] = field(default_factory=list)  # main-chain model calls (steps)
-    compactions: int = 0
-    model: str | None = None
-    session_id: str | None = None
-    cwd: str | None = None
-    first_ts: str | None = None
-    last_ts: str | None = None
-    version: int = STATE_VERSION
+    """Where the scan stopped and what it found (plain JSON; a plain class, not a dataclass:
+    importing ``dataclasses`` pulls in ``inspect`` and costs the statusline ~20 ms)."""
+
+    def __init__(
+        self,
+        offset: int = 0,  # bytes consumed: complete lines only
+        lines: int = 0,
+        malformed: int = 0,
+        # key -> [non_sidechain, total, input, output, cache_creation, cache_read]
+        billing: dict[str, list[int]] | None = None,
+        unkeyed: list[int] | None = None,  # n, in, out, cc, cr
+        active_tokens: int | None = None,  # last main-chain call's context since the compaction
+        active_output: int | None = None,
+        message_ids: list[str] | None = None,  # main-chain model calls (steps)
+        # A fork's copied lines (``forkedFrom``): their calls belong to the original session.
+        inherited_ids: list[str] | None = None,
+        inherited_tokens: int | None = None,  # the original's last recorded context, as copied
+        forked_from: str | None = None,
+        folded: bool = False,  # the copied lines hold ``contextfork fork`` stubs
+        compactions: int = 0,
+        model: str | None = None,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        first_ts: str | None = None,
+        last_ts: str | None = None,
+        version: int = STATE_VERSION,
+    ) -> None:
+        self.offset = offset
+        self.lines = lines
+        self.malformed = malformed
+        self.billing: dict[str, list[int]] = {} if billing is None else billing
+        self.unkeyed: list[int] = [0, 0, 0, 0, 0] if unkeyed is None else unkeyed
+        self.active_tokens = active_tokens
+        self.active_output = active_output
+        self.message_ids: list[str] = [] if message_ids is None else message_ids
+        self.inherited_ids: list[str] = [] if inherited_ids is None else inherited_ids
+        self.inherited_tokens = inherited_tokens
+        self.forked_from = forked_from
+        self.folded = folded
+        self.compactions = compactions
+        self.model = model
+        self.session_id = session_id
+        self.cwd = cwd
+        self.first_ts = first_ts
+        self.last_ts = last_ts
+        self.version = version
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: _copy(getattr(self, k)) for k in _FIELD_ORDER}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScanState:
@@ -46,21 +77,25 @@ class ScanState:
             raise ValueError("stale scan state")
         if set(data) != _FIELDS:
             raise ValueError("scan state has unexpected fields")
+        if data["folded"] is not True and data["folded"] is not False:
+            raise ValueError("scan state: bad folded")
         for key in ("offset", "lines", "malformed", "compactions"):
             if not _nonneg(data[key]):
                 raise ValueError(f"scan state: bad {key}")
-        for key in ("active_tokens", "active_output"):
+        for key in ("active_tokens", "active_output", "inherited_tokens"):
             if data[key] is not None and not _nonneg(data[key]):
                 raise ValueError(f"scan state: bad {key}")
-        for key in ("model", "session_id", "cwd", "first_ts", "last_ts"):
+        for key in ("model", "session_id", "cwd", "first_ts", "last_ts", "forked_from"):
             if data[key] is not None and not isinstance(data[key], str):
                 raise ValueError(f"scan state: bad {key}")
-        billing, unkeyed, ids = data["billing"], data["unkeyed"], data["message_ids"]
+        billing, unkeyed = data["billing"], data["unkeyed"]
+        ids = [*data["message_ids"], *data["inherited_ids"]] if isinstance(
+            data["message_ids"], list) and isinstance(data["inherited_ids"], list) else None
         if not (
             isinstance(billing, dict)
             and all(_ints(v, 6) for v in billing.values())
             and _ints(unkeyed, 5)
-            and isinstance(ids, list)
+            and ids is not None
             and all(isinstance(i, str) for i in ids)
         ):
             raise ValueError("scan state: bad billing, unkeyed or message_ids")
@@ -75,7 +110,17 @@ def _ints(v: Any, n: int) -> bool:
     return isinstance(v, list) and len(v) == n and all(_nonneg(x) for x in v)
 
 
-_FIELDS = set(ScanState.__dataclass_fields__)
+_FIELD_ORDER = tuple(ScanState.__init__.__code__.co_varnames[1 : ScanState.__init__.__code__.co_argcount])
+_FIELDS = set(_FIELD_ORDER)
+
+
+def _copy(v: Any) -> Any:
+    """Deep-enough copy of a JSON value (what ``dataclasses.asdict`` did)."""
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v
 
 
 def _int(d: dict[str, Any], key: str) -> int:
@@ -100,6 +145,7 @@ def _feed(state: ScanState, seen_ids: set[str], obj: dict[str, Any]) -> None:
         state.compactions += 1
         state.active_tokens = None
         state.active_output = None
+        state.inherited_tokens = None
         return
     msg = obj.get("message")
     if not isinstance(msg, dict):
@@ -132,6 +178,15 @@ def _feed(state: ScanState, seen_ids: set[str], obj: dict[str, Any]) -> None:
     context = vals[0] + vals[2] + vals[3]
     if model == "<synthetic>" or context == 0:
         return
+    origin = obj.get("forkedFrom")
+    if isinstance(origin, dict):  # copied by a fork: recorded for the original session
+        if isinstance(origin.get("sessionId"), str):
+            state.forked_from = origin["sessionId"]
+        state.inherited_tokens = context
+        if isinstance(mid, str) and mid not in seen_ids:
+            seen_ids.add(mid)
+            state.inherited_ids.append(mid)
+        return
     if isinstance(model, str):
         state.model = model
     state.active_tokens = context
@@ -144,7 +199,7 @@ def _feed(state: ScanState, seen_ids: set[str], obj: dict[str, Any]) -> None:
 def scan(path: Path, state: ScanState | None = None) -> ScanState:
     """Read ``path`` from ``state.offset`` on; a partial last line is left for next time."""
     state = state or ScanState()
-    seen_ids = set(state.message_ids)
+    seen_ids = set(state.message_ids) | set(state.inherited_ids)
     with open(path, "rb") as fh:
         fh.seek(state.offset)
         for raw in fh:
@@ -152,6 +207,8 @@ def scan(path: Path, state: ScanState | None = None) -> ScanState:
                 break  # still being written
             state.offset += len(raw)
             state.lines += 1
+            if not state.folded and FOLD_STUB in raw and b'"forkedFrom"' in raw:
+                state.folded = True
             # Only lines that can carry usage or a compaction need parsing.
             if b'"usage"' not in raw and b"compact_boundary" not in raw:
                 continue

@@ -79,7 +79,9 @@ def session_telemetry(
     acc = accounting.account(session)
     n_steps = len(session.steps)
     results = [r for s in session.steps for r in s.tool_results]
-    risk = policy.evaluate(acc.total, n_steps, pol.model_dump())
+    since_fork = n_steps - acc.inherited_steps if acc.inherited_steps else None
+    own_steps = n_steps if since_fork is None else since_fork  # a fork is judged on its own
+    risk = policy.evaluate(acc.total, own_steps, pol.model_dump())
     started, ended = _parse_ts(session.started_at), _parse_ts(session.ended_at)
     touched, _modified = accounting.touched_files(session)
     pct = None
@@ -102,7 +104,7 @@ def session_telemetry(
             context_used_percent=pct,
         ),
         "steps": StepStats(
-            total=n_steps, since_compaction=len(acc.active_steps),
+            total=n_steps, since_compaction=len(acc.active_steps), since_fork=since_fork,
             tool_calls=len(session.tool_calls),
             tool_errors=sum(1 for r in results if r.is_error),
         ),
@@ -113,7 +115,10 @@ def session_telemetry(
             for f in accounting.failed_commands(session)
         ],
         "billing": billing(session),
-        "risk": RiskInfo(**risk, badge=policy.badge(acc.total, n_steps, risk)),
+        "risk": RiskInfo(**risk, badge=policy.badge(
+            acc.total, own_steps, risk, chain=n_steps if since_fork is not None else None,
+            source=acc.source,
+        )),
     }
 
 

@@ -121,29 +121,87 @@ def _window(ctx: Any) -> int | None:
     return None
 
 
+NEW_SESSION = "[ ⚪ new session | Step 0 ]"
+
+
+def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
+    """A fork before its first own call: the context tokens ``contextfork fork`` counted for it.
+
+    The usage on its copied lines was recorded for the original (before folding), so it is not
+    the fork's footprint. Our fork record holds the fork's window, counted by the same function
+    ``status`` uses (without the record — another clone — the figure is unknown).
+    """
+    from contextfork.paths import state_path
+
+    sid = transcript.stem
+    cur = here
+    for _ in range(64):
+        try:
+            record = state_path(cur, "harness", "forks", f"{sid}.json")
+            with open(record, encoding="utf-8") as fh:
+                data = json.load(fh)
+            ctx = data.get("context_tokens") if isinstance(data, dict) else None
+            if isinstance(ctx, dict):
+                total = ctx.get("total")
+                if isinstance(total, int) and not isinstance(total, bool):
+                    return total, str(ctx.get("source") or "counted")
+            break
+        except Exception:  # noqa: BLE001, S110 - no record here (or an unsafe state dir)
+            pass
+        if cur.parent == cur:
+            break
+        cur = cur.parent
+    return None, "counted"
+
+
+def _transcript(payload: dict[str, Any], here: Path) -> tuple[Path | None, bool]:
+    """(the session's transcript if it exists, whether the payload named a session).
+
+    Claude Code names the session (transcript_path, session_id) on every call, also before the
+    first prompt, when the file does not exist yet: then there is nothing to show, and the
+    newest transcript of the directory is another session's. Only a payload that names no
+    session at all (a manual run) falls back to the directory's newest transcript.
+    """
+    raw_path = payload.get("transcript_path")
+    if isinstance(raw_path, str) and raw_path:
+        path = Path(raw_path)
+        return (path if path.is_file() else None), True
+    from contextfork.transcript.locate import current_transcript, project_dir
+
+    sid = payload.get("session_id")
+    if isinstance(sid, str) and sid and "/" not in sid and sid not in (".", ".."):
+        path = project_dir(here) / f"{sid}.jsonl"
+        return (path if path.is_file() else None), True
+    return current_transcript(here), False
+
+
 def render(payload: dict[str, Any]) -> str:
     workspace = payload.get("workspace")
     ws: dict[str, Any] = workspace if isinstance(workspace, dict) else {}
     here = Path(str(ws.get("project_dir") or ws.get("current_dir") or payload.get("cwd") or "."))
-    raw_path = payload.get("transcript_path")
-    transcript: Path | None = Path(raw_path) if isinstance(raw_path, str) and raw_path else None
-    if transcript is None or not transcript.is_file():
-        from contextfork.transcript.locate import current_transcript
-
-        transcript = current_transcript(here)
+    transcript, named = _transcript(payload, here)
     pol = policy.read_policy_lenient(_policy_root(here))
     model = _model_name(payload.get("model"))
-    if transcript is None:
+    if transcript is None and named:
+        line = NEW_SESSION  # its transcript is written at the first prompt; show no other's
+    elif transcript is None:
         risk = policy.evaluate(None, 0, pol)
         line = policy.badge(None, 0, risk)
     else:
         state = cached_scan(transcript)
         steps = len(state.message_ids)
-        risk = policy.evaluate(state.active_tokens, steps, pol)
-        line = policy.badge(state.active_tokens, steps, risk)
+        tokens, source = state.active_tokens, "recorded"
+        chain = steps + len(state.inherited_ids) if state.inherited_ids else None
+        if tokens is None and state.inherited_ids:
+            if state.folded:
+                tokens, source = fork_footprint(here, transcript)
+            else:  # a verbatim copy: the same window, so the copied usage stands
+                tokens = state.inherited_tokens
+        risk = policy.evaluate(tokens, steps, pol)  # a fork is judged on its own steps
+        line = policy.badge(tokens, steps, risk, chain=chain, source=source)
         window = _window(payload.get("context_window"))
-        if window and state.active_tokens is not None:
-            line += f" {100 * state.active_tokens / window:.0f}% of {policy.format_tokens(window)}"
+        if window and tokens is not None:
+            line += f" {100 * tokens / window:.0f}% of {policy.format_tokens(window)}"
         if state.compactions:
             line += f" · {state.compactions} compaction{'s' if state.compactions > 1 else ''}"
         model = model or state.model

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from contextfork import githooks
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -52,9 +52,9 @@ def test_export_refuses_a_contextfork_that_is_not_a_real_directory(
         (repo.path / ".contextfork" / "packages").symlink_to(foreign / "packages")
     else:
         (repo.path / ".contextfork").write_text("not a directory\n")
-    res = run_cli("export", cwd=repo.path)
+    res = cli("export", cwd=repo.path)
     _one_line_refusal(res)
-    res = run_cli("export", "--json", cwd=repo.path)
+    res = cli("export", "--json", cwd=repo.path)
     assert res.returncode == 3 and res.json()["ok"] is False
     assert _snapshot(foreign) == before
 
@@ -65,10 +65,10 @@ def test_packages_clean_never_deletes_through_a_symlinked_contextfork(
     foreign = _foreign(tmp_path)
     before = _snapshot(foreign)
     (repo.path / ".contextfork").symlink_to(foreign)
-    res = run_cli("packages", "clean", "--keep", "0", "--yes", "--force", cwd=repo.path)
+    res = cli("packages", "clean", "--keep", "0", "--yes", "--force", cwd=repo.path)
     _one_line_refusal(res)
     for cmd in (["packages", "list"], ["resume"], ["validate"], ["push", "origin"]):
-        assert run_cli(*cmd, cwd=repo.path).returncode == 3, cmd
+        assert cli(*cmd, cwd=repo.path).returncode == 3, cmd
     assert _snapshot(foreign) == before
 
 
@@ -94,11 +94,11 @@ def test_fold_and_hooks_never_write_through_a_symlinked_cold_dir(repo: Repo, tmp
     (repo.path / ".contextfork").mkdir()
     (repo.path / ".contextfork" / "cold").symlink_to(foreign / "cold")
     before = _snapshot(foreign)
-    res = run_cli("fold", "add", "1", "a step", "--session", "s1", cwd=repo.path, input="payload")
+    res = cli("fold", "add", "1", "a step", "--session", "s1", cwd=repo.path, input="payload")
     _one_line_refusal(res)
     payload = {"session_id": "s1", "cwd": str(repo.path), "hook_event_name": "UserPromptSubmit",
                "prompt": "what about step 1", "transcript_path": str(tmp_path / "none.jsonl")}  # fmt: skip
-    res = run_cli("hook", "user-prompt-submit", cwd=repo.path, input=json.dumps(payload))
+    res = cli("hook", "user-prompt-submit", cwd=repo.path, input=json.dumps(payload))
     assert res.returncode == 0 and res.stdout == ""
     assert _snapshot(foreign) == before
 
@@ -129,6 +129,6 @@ def test_a_symlinked_hook_log_is_never_appended_to(repo: Repo, tmp_path: Path) -
     victim.write_text("untouched\n")
     (repo.path / ".contextfork" / "logs").mkdir(parents=True)
     (repo.path / ".contextfork" / "logs" / "hooks.log").symlink_to(victim)
-    res = run_cli("hook", "user-prompt-submit", cwd=repo.path, input="{not json")
+    res = cli("hook", "user-prompt-submit", cwd=repo.path, input="{not json")
     assert res.returncode == 0
     assert victim.read_text() == "untouched\n"

@@ -28,6 +28,16 @@ def _upto(name: str, **kw: Any) -> list[dict[str, Any]]:
     return lines[: cut + 1]
 
 
+def _padded(lines: list[dict[str, Any]], size: int = 3000) -> list[dict[str, Any]]:
+    for o in lines:
+        content = (o.get("message") or {}).get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    block["content"] = str(block["content"]) + "\n" + "log line\n" * (size // 9)
+    return lines
+
+
 def _pre_compact(repo: Repo, t: Path) -> Any:
     payload = {"session_id": SID, "transcript_path": str(t), "cwd": str(repo.path),
                "permission_mode": "default", "hook_event_name": "PreCompact", "trigger": "auto",
@@ -60,9 +70,11 @@ def test_pre_compact_twice_in_one_session_folds_and_exports_both_times(
 def test_fork_after_a_compaction_exits_0_and_keeps_the_preserved_segment(
     repo: Repo, tmp_path: Path
 ) -> None:
-    t = _write(tmp_path / "proj" / f"{SID}.jsonl", _upto("s5"))
+    # results big enough that stubbing them makes the fork smaller (a fork that saves
+    # nothing is not written)
+    t = _write(tmp_path / "proj" / f"{SID}.jsonl", _padded(_upto("s5")))
     assert _pre_compact(repo, t).returncode == 0  # step 5 folded while still growing
-    cc21.write(t)
+    _write(t, _padded(cc21.lines()))
     res = run_cli("fork", "--transcript", str(t), "--json", "--min-chars", "10", cwd=repo.path)
     assert res.returncode == 0, res.stderr + res.stdout
     fork = Path(res.json()["data"]["fork"])

@@ -11,6 +11,7 @@ import pytest
 
 from contextfork.hashing import sha256_file, sha256_text
 from contextfork.transcript import load_session
+from contextfork.transcript.locate import project_dir
 from tests.harness import cc_fixture
 from tests.helpers import Repo, run_cli
 
@@ -32,7 +33,7 @@ def test_fork_writes_a_coherent_folded_session_and_keeps_the_original(
     data = _fork(repo, t)
     assert sha256_file(t) == before
     new_id = str(data["session_id"])
-    fork = t.parent / f"{new_id}.jsonl"
+    fork = project_dir(repo.path) / f"{new_id}.jsonl"  # where `claude --resume` looks
     assert data["fork"] == str(fork) and fork.exists()
     assert data["resume_command"] == f"claude --resume {new_id}"
     original, forked = load_session(t), load_session(fork)
@@ -156,7 +157,7 @@ def test_fork_of_the_dev_set_session_shrinks_the_footprint(
     shutil.copyfile(src, t)
     data = _fork(repo, t)
     assert sha256_file(t) == sha256_file(src)
-    before, after = data["tokens_before"], data["tokens_after"]
+    before, after = data["history_tokens_before"], data["history_tokens_after"]
     assert isinstance(before, dict) and isinstance(after, dict)
     assert after["chain"] < before["chain"] and after["window"] <= before["window"]
     assert int(str(data["stubbed"])) > 10

@@ -42,8 +42,14 @@ def claude_prompt(
 
 
 def hook(repo: Repo, event: str, payload: Any, *extra: str) -> Any:
+    """Run the hook as the harness does; CONTEXTFORK_HOOK_TIMING makes a run that finished
+    (rather than crashed) leave its timing line in hooks.log, so "nothing to do" and "crashed"
+    -- both silent on stdout with exit 0 -- can be told apart."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    return run_cli("hook", event, *extra, cwd=repo.path, input=text)
+    return run_cli(
+        "hooks", "run", event, *extra, cwd=repo.path, input=text,
+        env={"CONTEXTFORK_HOOK_TIMING": "1"},
+    )  # fmt: skip
 
 
 def hook_log(repo: Repo) -> list[dict[str, Any]]:
@@ -51,6 +57,16 @@ def hook_log(repo: Repo) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def errors(repo: Repo) -> list[dict[str, Any]]:
+    return [e for e in hook_log(repo) if e.get("level") == "error"]
+
+
+def assert_finished_cleanly(repo: Repo, event: str) -> None:
+    """The handler ran to its end: no error line, and the timing line it writes last."""
+    assert errors(repo) == []
+    assert [e["event"] for e in hook_log(repo) if "ms" in e] == [event]
 
 
 @pytest.fixture
@@ -90,18 +106,31 @@ def test_user_prompt_submit_prints_nothing_when_nothing_matches(scenario_repo: R
     )
     assert res.returncode == 0
     assert res.stdout == ""
+    assert_finished_cleanly(scenario_repo, "user-prompt-submit")
+    assert not [e for e in hook_log(scenario_repo) if e.get("action") == "hydrate"]
 
 
 def test_user_prompt_submit_without_a_store_prints_nothing(repo: Repo) -> None:
     res = hook(repo, "user-prompt-submit", claude_prompt(repo, REFERENCE_QUESTION))
     assert (res.returncode, res.stdout) == (0, "")
+    assert_finished_cleanly(repo, "user-prompt-submit")
+    assert not (repo.path / ".contextfork" / "cold").exists()  # a miss creates no store
 
 
 @pytest.mark.parametrize(
-    "garbage",
-    ["", "not json", "[1, 2]", '{"prompt": 5}', "\x00\xff", '{"session_id": "../../etc"}'],
+    ("garbage", "logged"),
+    [
+        ("", None),  # no input at all: nothing to do
+        ("not json", "JSONDecodeError"),
+        ("[1, 2]", "TypeError: hook input is not a JSON object"),
+        ('{"prompt": 5}', None),  # wrong field type: treated as absent
+        ("\x00\xff", "JSONDecodeError"),
+        ('{"session_id": "../../etc"}', None),  # a hostile session id counts as absent
+    ],
 )
-def test_garbage_input_never_blocks(scenario_repo: Repo, garbage: str) -> None:
+def test_garbage_input_never_blocks(scenario_repo: Repo, garbage: str, logged: str | None) -> None:
+    """Input the hook cannot read is one error line naming why; input it can read but that asks
+    for nothing runs to the end. Either way: exit 0, nothing on stdout or stderr."""
     payload = garbage
     if garbage.startswith('{"session_id"'):
         payload = json.dumps(
@@ -111,6 +140,12 @@ def test_garbage_input_never_blocks(scenario_repo: Repo, garbage: str) -> None:
     assert res.returncode == 0
     assert res.stdout == ""
     assert res.stderr == ""
+    if logged is None:
+        assert_finished_cleanly(scenario_repo, "user-prompt-submit")
+        assert not (scenario_repo.path.parent / "etc").exists()
+    else:
+        [err] = errors(scenario_repo)
+        assert err["event"] == "user-prompt-submit" and logged in err["error"]
 
 
 def test_a_tampered_store_is_logged_and_never_injected(scenario_repo: Repo) -> None:
@@ -126,7 +161,9 @@ def test_a_tampered_store_is_logged_and_never_injected(scenario_repo: Repo) -> N
 
 def test_unknown_event_exits_zero_silently(repo: Repo) -> None:
     res = hook(repo, "post-tool-use", {"session_id": SID})
-    assert (res.returncode, res.stdout) == (0, "")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    [err] = errors(repo)
+    assert (err["event"], err["message"]) == ("post-tool-use", "unknown hook event")
 
 
 def test_the_context_stays_under_the_cap(repo: Repo) -> None:
@@ -276,12 +313,71 @@ def test_session_start_at_startup_resumes_an_unconsumed_package_once(repo: Repo)
 
 def test_session_start_outside_a_repository_is_silent(tmp_path: Path) -> None:
     res = run_cli(
-        "hook",
+        "hooks",
+        "run",
         "session-start",
         cwd=tmp_path,
         input=json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"}),
     )
-    assert (res.returncode, res.stdout) == (0, "")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    assert list(tmp_path.iterdir()) == []  # no .contextfork/ made outside a repository
+
+
+def _run_in_process(
+    monkeypatch: pytest.MonkeyPatch, cwd: Path, argv: list[str], payload: dict[str, Any]
+) -> tuple[int, str, list[tuple[Path | None, dict[str, Any]]]]:
+    """hookrunner.main in this process (stdin/stdout swapped), every log() call recorded --
+    also the ones outside a repository, which have no hooks.log to land in."""
+    import io
+    import sys
+
+    from contextfork.harness import hookrunner
+
+    logged: list[tuple[Path | None, dict[str, Any]]] = []
+    real_log = hookrunner.log
+
+    def record(root: Path | None, entry: dict[str, Any]) -> None:
+        logged.append((root, entry))
+        real_log(root, entry)
+
+    monkeypatch.setattr(hookrunner, "log", record)
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode())))
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    code = hookrunner.main(argv)
+    return code, out.getvalue(), logged
+
+
+def test_session_start_outside_a_repository_finishes_without_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside a repository a crash would have no hooks.log to go to: check in-process that
+    the handler ran to its end and logged no error."""
+    payload = {"session_id": "s", "cwd": str(tmp_path), "source": "startup"}
+    code, out, logged = _run_in_process(monkeypatch, tmp_path, ["session-start"], payload)
+    assert (code, out) == (0, "")
+    assert [e for _, e in logged if e.get("level") == "error"] == []
+    assert [(root, e["action"]) for root, e in logged] == [(None, "none")]
+
+
+def test_a_crashing_handler_exits_zero_and_writes_an_error_line(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextfork.harness import hookrunner
+
+    def crash(hook: Any) -> dict[str, Any]:
+        raise RuntimeError("handler blew up")
+
+    monkeypatch.setitem(hookrunner.HANDLERS, "user-prompt-submit", crash)
+    code, out, _ = _run_in_process(
+        monkeypatch, repo.path, ["user-prompt-submit"], claude_prompt(repo, REFERENCE_QUESTION)
+    )
+    assert (code, out) == (0, "")
+    [err] = errors(repo)
+    assert err["event"] == "user-prompt-submit"
+    assert err["error"] == "RuntimeError: handler blew up"
+    assert "handler blew up" in err["trace"] and err["at"]
 
 
 def test_the_prompt_hook_imports_nothing_heavy(scenario_repo: Repo) -> None:
@@ -291,7 +387,7 @@ def test_the_prompt_hook_imports_nothing_heavy(scenario_repo: Repo) -> None:
     from tests.helpers import clean_env
 
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "contextfork", "hook", "user-prompt-submit"],
+        [sys.executable, "-X", "importtime", "-m", "contextfork", "hooks", "run", "user-prompt-submit"],
         input=json.dumps(claude_prompt(scenario_repo, REFERENCE_QUESTION)),
         text=True,
         capture_output=True,
@@ -327,6 +423,9 @@ def test_session_start_after_compact_without_a_package_is_silent(repo: Repo) -> 
         repo, "session-start", {"session_id": "s", "cwd": str(repo.path), "source": "compact"}
     )
     assert (res.returncode, res.stdout) == (0, "")
+    assert_finished_cleanly(repo, "session-start")
+    [entry] = [e for e in hook_log(repo) if "action" in e]
+    assert (entry["source"], entry["action"]) == ("compact", "none")
 
 
 def test_hook_state_is_kept_out_of_git_status(repo: Repo, tmp_path: Path) -> None:

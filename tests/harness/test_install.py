@@ -47,12 +47,12 @@ def test_install_adds_our_hooks_beside_foreign_ones(tmp_path: Path) -> None:
     assert ups[0] == FOREIGN["hooks"]["UserPromptSubmit"][0]  # theirs first, untouched
     assert ups[1]["hooks"][0] == {
         "type": "command",
-        "command": f"{EXE} hook user-prompt-submit",
+        "command": f"{EXE} hooks run user-prompt-submit",
         "timeout": 10,
     }
     assert data["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
-    assert data["hooks"]["PreCompact"][0]["hooks"][0]["command"] == f"{EXE} hook pre-compact"
-    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{EXE} hook session-start"
+    assert data["hooks"]["PreCompact"][0]["hooks"][0]["command"] == f"{EXE} hooks run pre-compact"
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{EXE} hooks run session-start"
     assert data["statusLine"] == {
         "type": "command",
         "command": f"{EXE} statusline",
@@ -169,7 +169,7 @@ def test_codex_install_writes_hooks_json_and_uninstall_restores(
     data = json.loads(path.read_text())
     assert data["hooks"]["Stop"] == foreign["hooks"]["Stop"]
     assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == (
-        f"{EXE} hook user-prompt-submit --codex"
+        f"{EXE} hooks run user-prompt-submit --codex"
     )
     assert any(p.code == "codex_feature_flag" for p in res.problems)
     assert not install.install_codex(tmp_path).data["changed"]

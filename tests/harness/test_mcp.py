@@ -219,7 +219,7 @@ def test_a_real_stdio_subprocess_serves_the_tools(allowed: Repo) -> None:
 
 
 def test_mcp_is_never_imported_by_the_cli_or_hooks(repo: Repo) -> None:
-    res = run_cli("hook", "--help", cwd=repo.path)
+    res = run_cli("hooks", "run", "--help", cwd=repo.path)
     assert res.returncode == 0 and "user-prompt-submit" in res.stdout
     import subprocess
 

@@ -12,7 +12,7 @@ from contextfork.harness.mcp_server import build_server
 from contextfork.harness.sample_session import write_transcript
 from contextfork.render.coldsource import ColdSource
 from tests.harness.test_mcp import _env, _text, run_calls
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 SID = "render-sess"
 
@@ -23,7 +23,7 @@ def rendered(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo:
     monkeypatch.setenv("CONTEXTFORK_ALLOWED_ROOTS", str(repo.path))
     monkeypatch.chdir(repo.path)
     write_transcript(repo.path / "t.jsonl", repo.path)
-    res = run_cli("render", "--transcript", "t.jsonl", "--session", SID, "--json", cwd=repo.path)
+    res = cli("render", "--transcript", "t.jsonl", "--session", SID, "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["cold_store"]["session_id"] == f"{SID}-render"
     assert not (repo.path / ".contextfork" / "cold" / SID).exists()
@@ -80,7 +80,7 @@ def test_peek_falls_back_to_the_render_store_and_reads_a_block(rendered: Repo) -
 
 
 def test_auto_prefers_the_fold_store_and_render_is_asked_for_explicitly(rendered: Repo) -> None:
-    res = run_cli("fold", "session", "--transcript", "t.jsonl", "--session", SID,
+    res = cli("fold", "session", "--transcript", "t.jsonl", "--session", SID,
                   cwd=rendered.path)  # fmt: skip
     assert res.returncode == 0, res.stderr
     ws = str(rendered.path)

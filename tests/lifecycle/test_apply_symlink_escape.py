@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.package.export import ExportOptions, export
-from tests.helpers import Repo, clean_env, git, make_repo, run_cli
+from tests.helpers import Repo, clean_env, cli, git, make_repo
 from tests.lifecycle.conftest import reseal
 
 
@@ -41,10 +41,10 @@ def test_resume_apply_never_writes_through_a_patch_symlink_with_a_newline_in_its
     reseal(pkg)
     clone = tmp_path / "victim"
     git(tmp_path, "clone", "-q", str(repo.path), str(clone))
-    res = run_cli("validate", str(pkg), "--json", cwd=clone)
+    res = cli("validate", str(pkg), "--json", cwd=clone)
     assert res.returncode == 3
     assert any(p["code"] == "unsafe_path" for p in res.json()["problems"])
-    res = run_cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
     assert res.returncode == 3
     assert not (outside / "payload").exists()
     assert list(outside.iterdir()) == []
@@ -72,4 +72,36 @@ def test_resume_apply_rechecks_symlink_parents_after_the_patch_is_applied(tmp_pa
     git(tmp_path, "clone", "-q", str(repo.path), str(clone))
     with pytest.raises(IntegrityError, match="through symlink"):
         apply_package(clone, pkg, meta, um)
+    assert not (outside / "payload").exists()
+
+
+@pytest.mark.parametrize(
+    "rename",
+    [
+        b"diff --git a/L b/d\nsimilarity index 100%\nrename from L\nrename to d\n",
+        b"diff --git a/L b/d\nsimilarity index 100%\ncopy from L\ncopy to d\n",
+    ],
+    ids=["rename", "copy"],
+)
+def test_validate_flags_a_patch_that_renames_a_committed_symlink_above_a_snapshot(
+    tmp_path: Path, rename: bytes
+) -> None:
+    """`resume --apply` refuses this after the patch; `validate` must say so before anything."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = make_repo(tmp_path / "repo")
+    os.symlink(str(outside), repo.path / "L")
+    repo.commit_all("a link")
+    repo.write("d/payload", "pwned\n")
+    pkg = export(repo.path, ExportOptions(goal="x")).path
+    (pkg / "git_diff.patch").write_bytes(rename)
+    reseal(pkg)
+    clone = tmp_path / "victim"
+    git(tmp_path, "clone", "-q", str(repo.path), str(clone))
+    res = cli("validate", str(pkg), "--json", cwd=clone)
+    assert res.returncode == 3, res.stdout
+    flagged = [p for p in res.json()["problems"] if p["code"] == "unsafe_path"]
+    assert flagged and flagged[0]["path"] == "d/payload"
+    res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    assert res.returncode == 3
     assert not (outside / "payload").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.package.export import ExportOptions, export
-from tests.helpers import Repo, git, make_repo, run_cli
+from tests.helpers import Repo, cli, git, make_repo
 
 
 def test_export_and_resume_with_user_autocrlf_true_match_git_status(tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def test_export_and_resume_with_user_autocrlf_true_match_git_status(tmp_path: Pa
     clone = tmp_path / "b"
     git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(origin.path), str(clone))
     assert git(clone, "status", "--porcelain") == ""
-    res = run_cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["applied"]["exact"]
     assert (clone / "t.txt").read_bytes() == b"a\r\nB\r\nc\r\n"
@@ -50,7 +50,7 @@ def test_resume_right_after_export_reports_no_drift_for_an_untracked_crlf_file(
     repo.write("un.txt", b"u\r\nv\r\n")
     repo.write("run.sh", "#!/bin/sh\n", mode=0o755)  # the recorded mode still counts
     export(repo.path, ExportOptions(goal="x"))
-    res = run_cli("resume", "--strict", "--json", cwd=repo.path)
+    res = cli("resume", "--strict", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stdout
     d = res.json()["data"]["drift"]
     assert d["rebuilt_tree"] is not None and d["changed"] == [] and not d["drifted"]

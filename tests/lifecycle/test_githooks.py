@@ -10,7 +10,7 @@ import pytest
 from contextfork import githooks
 from contextfork.errors import UsageError
 from contextfork.package import store
-from tests.helpers import Repo, clean_env, run_cli
+from tests.helpers import Repo, clean_env, cli
 
 FOREIGN = b"#!/bin/sh\necho foreign-hook-ran\nexit 0\n"
 
@@ -36,7 +36,7 @@ def test_hooks_work_on_an_unborn_head_and_note_the_first_commit(empty_repo: Repo
     assert meta["trigger"] == "pre-commit" and meta["unborn"] is True
     note = empty_repo.git("notes", "--ref=contextfork", "show", "HEAD")
     assert f"contextfork-checkpoint: {refs[0].package_id}" in note
-    log = run_cli("log", "--json", cwd=empty_repo.path).json()["data"]["commits"]
+    log = cli("log", "--json", cwd=empty_repo.path).json()["data"]["commits"]
     assert log[0]["checkpoint"] == refs[0].package_id and log[0]["status"] == "present"
 
 
@@ -45,7 +45,7 @@ def test_installing_hooks_twice_is_idempotent_and_keeps_one_legacy(repo: Repo) -
     (_hooks(repo) / "pre-commit").chmod(0o755)
     githooks.install(repo.path)
     first = {p.name: p.read_bytes() for p in _hooks(repo).iterdir() if not p.name.endswith(".sample")}
-    res = run_cli("hooks", "install", "--git", "--json", cwd=repo.path)
+    res = cli("hooks", "install", "--git", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     second = {p.name: p.read_bytes() for p in _hooks(repo).iterdir() if not p.name.endswith(".sample")}
     assert first == second
@@ -74,7 +74,7 @@ def test_uninstall_restores_exactly_what_was_there(repo: Repo) -> None:
     hook.write_bytes(FOREIGN)
     hook.chmod(0o750)
     githooks.install(repo.path)
-    res = run_cli("hooks", "uninstall", "--git", cwd=repo.path)
+    res = cli("hooks", "uninstall", "--git", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert hook.read_bytes() == FOREIGN and (hook.stat().st_mode & 0o777) == 0o750
     assert not (_hooks(repo) / "post-commit").exists()
@@ -100,7 +100,7 @@ def test_pre_commit_is_fail_open_on_an_internal_error_and_strict_blocks(repo: Re
 def test_hooks_respect_core_hooks_path_outside_the_work_tree(repo: Repo, tmp_path: Path) -> None:
     shared_hooks = tmp_path / "shared-hooks"
     repo.git("config", "core.hooksPath", str(shared_hooks))
-    res = run_cli("hooks", "install", "--git", "--json", cwd=repo.path)
+    res = cli("hooks", "install", "--git", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["hooks_dir"] == str(shared_hooks)
     assert githooks.is_ours(shared_hooks / "pre-commit")
@@ -111,7 +111,7 @@ def test_hooks_respect_core_hooks_path_outside_the_work_tree(repo: Repo, tmp_pat
 
 def test_hooks_refuse_a_core_hooks_path_inside_the_work_tree(repo: Repo) -> None:
     repo.git("config", "core.hooksPath", ".husky")
-    res = run_cli("hooks", "install", "--git", cwd=repo.path)
+    res = cli("hooks", "install", "--git", cwd=repo.path)
     assert res.returncode == 2 and "core.hooksPath" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     assert not (repo.path / ".husky").exists()
@@ -133,7 +133,7 @@ def test_checkpoints_beyond_the_configured_number_are_pruned(repo: Repo) -> None
         assert _commit(repo, f"c{i}").returncode == 0
     refs = store.list_packages(repo.path)
     assert len(refs) == 2
-    log = run_cli("log", "-n", "4", "--json", cwd=repo.path).json()["data"]["commits"]
+    log = cli("log", "-n", "4", "--json", cwd=repo.path).json()["data"]["commits"]
     assert [c["status"] for c in log] == ["present", "present", "missing (pruned, or not pulled here)",
                                           "missing (pruned, or not pulled here)"]
     assert [c["checkpoint"] for c in log[:2]] == [r.package_id for r in reversed(refs)]
@@ -150,13 +150,13 @@ def test_hooks_install_refuses_when_a_foreign_legacy_would_be_lost(repo: Repo) -
 def test_hooks_install_needs_a_target_and_dispatches_claude_to_the_harness(
     repo: Repo, tmp_path: Path
 ) -> None:
-    res = run_cli("hooks", "install", cwd=repo.path)
+    res = cli("hooks", "install", cwd=repo.path)
     assert res.returncode == 2 and "--git" in res.stderr
     env = {"HOME": str(tmp_path / "home"), "CONTEXTFORK_TEST_HOME": str(tmp_path / "home")}
     settings = repo.path / ".claude" / "settings.json"
-    assert run_cli("hooks", "install", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
+    assert cli("hooks", "install", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
     assert "UserPromptSubmit" in settings.read_text()
-    assert run_cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
+    assert cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
     assert not settings.exists()  # the install created it: uninstall puts back "no file"
 
 

@@ -27,7 +27,7 @@ import pytest
 
 from contextfork import githooks
 from contextfork.package import store
-from tests.helpers import Repo, clean_env, run_cli
+from tests.helpers import Repo, clean_env, cli
 
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which(
     "pre-commit"
@@ -102,7 +102,7 @@ def _framework(repo: Repo) -> None:
 
 
 def _install(repo: Repo) -> None:
-    res = run_cli("hooks", "install", "--git", cwd=repo.path)
+    res = cli("hooks", "install", "--git", cwd=repo.path)
     assert res.returncode == 0, res.stderr
 
 
@@ -131,7 +131,7 @@ def test_installing_ours_over_the_framework_keeps_both_running(repo: Repo, tmp_p
     _framework(repo)
     _pc(repo, tmp_path, "install")
     framework_script = (_hooks(repo) / "pre-commit").read_bytes()
-    res = run_cli("hooks", "install", "--git", "--json", cwd=repo.path)
+    res = cli("hooks", "install", "--git", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     # the framework keeps the hook; ours is its legacy hook, which it runs first
     assert (_hooks(repo) / "pre-commit").read_bytes() == framework_script
@@ -159,7 +159,7 @@ def test_install_and_uninstall_repair_the_state_an_older_version_left(
     rc, out = _commit(repo, "repaired by install")
     _assert_both_ran(repo, rc, out)
     legacy.write_text(OLD_HOOK)
-    res = run_cli("hooks", "uninstall", "--git", cwd=repo.path)
+    res = cli("hooks", "uninstall", "--git", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert not legacy.exists() and not (_hooks(repo) / "post-commit").exists()
     rc, out = _commit(repo, "framework alone")
@@ -192,7 +192,7 @@ def test_uninstall_leaves_the_framework_hook_alone(repo: Repo, tmp_path: Path) -
     _pc(repo, tmp_path, "install")
     framework_script = (_hooks(repo) / "pre-commit").read_bytes()
     _install(repo)
-    res = run_cli("hooks", "uninstall", "--git", "--json", cwd=repo.path)
+    res = cli("hooks", "uninstall", "--git", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert (_hooks(repo) / "pre-commit").read_bytes() == framework_script
     assert not (_hooks(repo) / "pre-commit.legacy").exists()
@@ -223,9 +223,9 @@ def test_our_hook_kept_as_legacy_by_another_manager_runs_once(repo: Repo) -> Non
     rc, out = _commit(repo, "managed")
     assert rc == 0, out
     assert "manager-ran" in out and len(store.list_packages(repo.path)) == 1
-    res = run_cli("hooks", "install", "--git", cwd=repo.path)
+    res = cli("hooks", "install", "--git", cwd=repo.path)
     assert res.returncode == 0, res.stderr
-    gone = run_cli("hooks", "uninstall", "--git", cwd=repo.path)
+    gone = cli("hooks", "uninstall", "--git", cwd=repo.path)
     assert gone.returncode == 0, gone.stderr
     assert not (hooks / "pre-commit.legacy").exists()
     assert b"manager-ran" in (hooks / "pre-commit").read_bytes()

@@ -11,7 +11,7 @@ from contextfork.packages_admin import clean
 from contextfork.resources import load_schema
 from contextfork.resume.api import resume
 from contextfork.resume.state import state_path
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 
 def _three(repo: Repo) -> list[str]:
@@ -21,7 +21,7 @@ def _three(repo: Repo) -> list[str]:
 def test_packages_list_shows_id_created_trigger_head_consumed_and_size(repo: Repo) -> None:
     ids = _three(repo)
     resume(repo.path, ids[0], session_id="s-9")
-    res = run_cli("packages", "list", "--json", cwd=repo.path)
+    res = cli("packages", "list", "--json", cwd=repo.path)
     assert res.returncode == 0
     rows = res.json()["data"]["packages"]
     assert [r["package_id"] for r in rows] == ids
@@ -29,17 +29,17 @@ def test_packages_list_shows_id_created_trigger_head_consumed_and_size(repo: Rep
     assert first["trigger"] == "cli" and first["head"] == repo.head and first["size"] > 0
     assert first["created_at"] and first["consumed"] and first["consumed_by"] == "s-9"
     assert not rows[1]["consumed"]
-    human = run_cli("packages", "list", cwd=repo.path).stdout
+    human = cli("packages", "list", cwd=repo.path).stdout
     assert ids[0] in human and "consumed by s-9" in human
 
 
 def test_packages_show_prints_the_manifest_and_the_handoff(repo: Repo) -> None:
     pid = _three(repo)[1]
-    res = run_cli("packages", "show", pid, cwd=repo.path)
+    res = cli("packages", "show", pid, cwd=repo.path)
     assert res.returncode == 0
     assert '"package_sha256"' in res.stdout and "## 1. Active Goal & Scope" in res.stdout
     assert "g1" in res.stdout
-    data = run_cli("packages", "show", pid, "--json", cwd=repo.path).json()["data"]
+    data = cli("packages", "show", pid, "--json", cwd=repo.path).json()["data"]
     assert data["handoff"]["active_goal"]["goal"] == "g1" and data["manifest"]["package_id"] == pid
 
 
@@ -47,10 +47,10 @@ def test_packages_clean_is_a_dry_run_unless_yes(repo: Repo) -> None:
     ids = _three(repo)
     for pid in ids:
         resume(repo.path, pid)
-    res = run_cli("packages", "clean", "--keep", "1", "--json", cwd=repo.path).json()
+    res = cli("packages", "clean", "--keep", "1", "--json", cwd=repo.path).json()
     assert res["data"]["dry_run"] and res["data"]["would_remove"] == ids[:2]
     assert [r.package_id for r in store.list_packages(repo.path)] == ids
-    res = run_cli("packages", "clean", "--keep", "1", "--yes", cwd=repo.path)
+    res = cli("packages", "clean", "--keep", "1", "--yes", cwd=repo.path)
     assert res.returncode == 0
     assert [r.package_id for r in store.list_packages(repo.path)] == ids[2:]
     pkgs = store.packages_dir(repo.path)
@@ -83,4 +83,4 @@ def test_lifecycle_json_output_matches_the_envelope_schema(repo: Repo) -> None:
     validator = jsonschema.Draft202012Validator(load_schema("envelope.schema.json"))
     for args in (["resume", "--json"], ["packages", "list", "--json"], ["log", "--json"],
                  ["packages", "clean", "--json"], ["resume", "nope", "--json"]):
-        validator.validate(run_cli(*args, cwd=repo.path).json())
+        validator.validate(cli(*args, cwd=repo.path).json())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from contextfork.package.export import ExportOptions, export
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 
 def test_packages_list_shows_a_package_whose_manifest_is_damaged(repo: Repo) -> None:
@@ -17,9 +17,9 @@ def test_packages_list_shows_a_package_whose_manifest_is_damaged(repo: Repo) -> 
         meta = json.loads((bad / "session_metadata.json").read_text())
         meta["created_at"], meta["head"] = {"x": 1}, 12
         (bad / "session_metadata.json").write_text(json.dumps(meta))
-        res = run_cli("packages", "list", "--json", cwd=repo.path)
+        res = cli("packages", "list", "--json", cwd=repo.path)
         assert res.returncode == 0, res.stderr
         rows = {r["package_id"]: r for r in res.json()["data"]["packages"]}
         assert rows[ok]["readable"] and not rows[bad.name]["readable"]
-        human = run_cli("packages", "list", cwd=repo.path)
+        human = cli("packages", "list", cwd=repo.path)
         assert human.returncode == 0 and "DAMAGED" in human.stdout, human.stderr

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from contextfork.sharing import HEAD_PREFIX, REF_PREFIX
-from tests.helpers import git, run_cli
+from tests.helpers import cli, git
 from tests.lifecycle.conftest import Shared, meta_of, reseal
 from tests.package.conftest import tree_sha_of
 from tests.package.test_export_secrets import PAT
@@ -40,7 +40,7 @@ def test_a_failed_command_with_secrets_is_scrubbed_in_every_package_file(
     cmd = (f"GITHUB_TOKEN={PAT} gh release create v1 && curl -H 'Authorization: Bearer {BEARER}' "
            f"https://x.test && psql postgres://admin:{DB_PW}@db.internal/app")  # fmt: skip
     t = _failing_transcript(tmp_path / "t.jsonl", shared.a.path, cmd)
-    res = run_cli("export", "--transcript", str(t), "--json", cwd=shared.a.path)
+    res = cli("export", "--transcript", str(t), "--json", cwd=shared.a.path)
     assert res.returncode == 0, res.stderr
     pkg = Path(res.json()["data"]["path"])
     meta = meta_of(pkg)
@@ -51,20 +51,20 @@ def test_a_failed_command_with_secrets_is_scrubbed_in_every_package_file(
             text = f.read_text(errors="replace")
             assert PAT not in text and BEARER not in text and DB_PW not in text, f.name
     assert "gh release create" in (pkg / "session_metadata.json").read_text()
-    assert run_cli("validate", str(pkg), cwd=shared.a.path).returncode == 0
-    res = run_cli("push", "origin", cwd=shared.a.path)
+    assert cli("validate", str(pkg), cwd=shared.a.path).returncode == 0
+    res = cli("push", "origin", cwd=shared.a.path)
     assert res.returncode == 0, res.stderr
 
 
 def test_push_refuses_a_secret_planted_in_any_package_file(shared: Shared) -> None:
-    pkg = Path(run_cli("export", "--json", cwd=shared.a.path).json()["data"]["path"])
+    pkg = Path(cli("export", "--json", cwd=shared.a.path).json()["data"]["path"])
     meta = meta_of(pkg)
     meta["telemetry"] = {"failed_commands": [{"command": f"gh auth login --with-token {PAT}"}]}
     (pkg / "session_metadata.json").write_text(json.dumps(meta))
     reseal(pkg)
-    v = run_cli("validate", str(pkg), "--json", cwd=shared.a.path).json()
+    v = cli("validate", str(pkg), "--json", cwd=shared.a.path).json()
     assert any(p["code"] == "package_secret" for p in v["problems"])
-    res = run_cli("push", "origin", cwd=shared.a.path)
+    res = cli("push", "origin", cwd=shared.a.path)
     assert res.returncode == 1
     assert "package file session_metadata.json" in res.stderr and "github-pat" in res.stderr
     assert git(shared.remote, "for-each-ref", "refs/contextfork/") == ""
@@ -80,13 +80,13 @@ def _unpushed_work(shared: Shared) -> str:
 
 def test_push_does_not_send_unpushed_commits_and_says_so(shared: Shared) -> None:
     local = _unpushed_work(shared)
-    pid = run_cli("export", "--json", cwd=shared.a.path).json()["data"]["package_id"]
-    res = run_cli("push", "origin", "--json", cwd=shared.a.path)
+    pid = cli("export", "--json", cwd=shared.a.path).json()["data"]["package_id"]
+    res = cli("push", "origin", "--json", cwd=shared.a.path)
     assert res.returncode == 0, res.stderr
     env = res.json()
     assert env["data"]["heads"][pid] == {"head": local, "unpushed_commits": 1}
     assert any(p["code"] == "head_not_on_remote" for p in env["problems"])
-    text = run_cli("push", "origin", cwd=shared.a.path)
+    text = cli("push", "origin", cwd=shared.a.path)
     assert "NOT on origin" in text.stdout and "--with-head" in text.stdout
     sha = git(shared.remote, "rev-parse", f"{REF_PREFIX}{pid}")
     assert git(shared.remote, "rev-list", "--parents", "-n1", sha) == sha  # parentless
@@ -97,14 +97,14 @@ def test_push_does_not_send_unpushed_commits_and_says_so(shared: Shared) -> None
 
 def test_with_head_sends_it_and_clone_b_resumes_exactly(shared: Shared) -> None:
     local = _unpushed_work(shared)
-    pid = run_cli("export", "--json", cwd=shared.a.path).json()["data"]["package_id"]
-    res = run_cli("push", "origin", "--with-head", cwd=shared.a.path)
+    pid = cli("export", "--json", cwd=shared.a.path).json()["data"]["package_id"]
+    res = cli("push", "origin", "--with-head", cwd=shared.a.path)
     assert res.returncode == 0, res.stderr
     assert "1 unpushed commit(s) sent" in res.stdout
     assert git(shared.remote, "rev-parse", f"{HEAD_PREFIX}{pid}") == local
-    assert run_cli("pull", cwd=shared.b.path).returncode == 0
+    assert cli("pull", cwd=shared.b.path).returncode == 0
     shared.b.git("checkout", "-q", "--detach", local)
-    res = run_cli("resume", pid, "--apply", "--json", cwd=shared.b.path)
+    res = cli("resume", pid, "--apply", "--json", cwd=shared.b.path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.json()["data"]["applied"]["exact"] is True
     assert tree_sha_of(shared.b.path) == tree_sha_of(shared.a.path)
@@ -113,14 +113,14 @@ def test_with_head_sends_it_and_clone_b_resumes_exactly(shared: Shared) -> None:
 def test_a_head_already_on_the_remote_is_said_and_clone_b_resumes(shared: Shared) -> None:
     _unpushed_work(shared)
     shared.a.git("push", "-q", "origin", "main")
-    pkg = Path(run_cli("export", "--json", cwd=shared.a.path).json()["data"]["path"])
-    res = run_cli("push", "origin", cwd=shared.a.path)
+    pkg = Path(cli("export", "--json", cwd=shared.a.path).json()["data"]["path"])
+    res = cli("push", "origin", cwd=shared.a.path)
     assert res.returncode == 0, res.stderr
     assert "is on origin" in res.stdout and "NOT" not in res.stdout
     shared.b.git("pull", "-q", "origin", "main")
-    assert run_cli("pull", cwd=shared.b.path).returncode == 0
+    assert cli("pull", cwd=shared.b.path).returncode == 0
     assert shared.b.head == meta_of(pkg)["head"]
-    res = run_cli("resume", pkg.name, "--apply", "--json", cwd=shared.b.path)
+    res = cli("resume", pkg.name, "--apply", "--json", cwd=shared.b.path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.json()["data"]["applied"]["exact"] is True
     assert (shared.b.path / "src/app.py").read_text() == "x = 3\n"
@@ -128,13 +128,13 @@ def test_a_head_already_on_the_remote_is_said_and_clone_b_resumes(shared: Shared
 
 def test_a_package_commit_with_a_parent_from_an_older_push_is_replaced(shared: Shared) -> None:
     a = shared.a
-    pid = run_cli("export", "--json", cwd=a.path).json()["data"]["package_id"]
-    assert run_cli("push", "origin", cwd=a.path).returncode == 0
+    pid = cli("export", "--json", cwd=a.path).json()["data"]["package_id"]
+    assert cli("push", "origin", cwd=a.path).returncode == 0
     tree = a.git("rev-parse", f"{REF_PREFIX}{pid}^{{tree}}")
     old = a.git("commit-tree", tree, "-p", "HEAD", "-m", "old-style package commit")
     a.git("update-ref", f"{REF_PREFIX}{pid}", old)
     a.git("push", "-q", "-f", "origin", f"{REF_PREFIX}{pid}")
-    res = run_cli("push", "origin", pid, cwd=a.path)
+    res = cli("push", "origin", pid, cwd=a.path)
     assert res.returncode == 0, res.stderr
     sha = git(shared.remote, "rev-parse", f"{REF_PREFIX}{pid}")
     assert sha != old and git(shared.remote, "rev-list", "--parents", "-n1", sha) == sha

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import clean_env, make_repo, run_cli
+from tests.helpers import clean_env, cli, make_repo
 
 
 @pytest.mark.parametrize("name", ["trailing space ", "new\nline é"], ids=["space", "newline"])
@@ -19,15 +19,15 @@ def test_every_command_finds_the_same_repository_whatever_its_directory_name(
         decoy.mkdir()
     repo = make_repo(tmp_path / name)
     repo.write("sub/new.txt", "x\n")
-    exp = run_cli("export", "--json", cwd=repo.path / "sub")
+    exp = cli("export", "--json", cwd=repo.path / "sub")
     assert exp.returncode == 0, exp.stderr
     pkg = Path(exp.json()["data"]["path"])
     assert pkg.parent.parent.parent == repo.path
-    listed = run_cli("packages", "list", "--json", cwd=repo.path / "sub").json()
+    listed = cli("packages", "list", "--json", cwd=repo.path / "sub").json()
     assert [r["package_id"] for r in listed["data"]["packages"]] == [pkg.name]
-    res = run_cli("resume", "--strict", "--json", cwd=repo.path / "sub")
+    res = cli("resume", "--strict", "--json", cwd=repo.path / "sub")
     assert res.returncode == 0, res.stderr
-    inst = run_cli("hooks", "install", "--git", cwd=repo.path)
+    inst = cli("hooks", "install", "--git", cwd=repo.path)
     assert inst.returncode == 0, inst.stderr
     assert (repo.path / ".git" / "hooks" / "pre-commit").is_file()
     repo.git("add", "sub/new.txt")

@@ -10,7 +10,7 @@ from contextfork.errors import DriftError
 from contextfork.package.export import ExportOptions, export
 from contextfork.resume.api import resume
 from contextfork.resume.state import state_path
-from tests.helpers import Repo, git, make_repo, run_cli
+from tests.helpers import Repo, cli, git, make_repo
 from tests.lifecycle.conftest import meta_of, reseal
 from tests.package.conftest import tree_sha_of
 
@@ -80,9 +80,9 @@ def test_resume_reports_files_changed_missing_and_new_since_export(exact_repo: R
 
 def test_resume_strict_exits_5_on_drift_and_0_without(exact_repo: Repo) -> None:
     _pkg(exact_repo)
-    assert run_cli("resume", "--strict", "--json", cwd=exact_repo.path).returncode == 0
+    assert cli("resume", "--strict", "--json", cwd=exact_repo.path).returncode == 0
     exact_repo.write("later.txt", "drift\n")
-    res = run_cli("resume", "--strict", "--json", cwd=exact_repo.path)
+    res = cli("resume", "--strict", "--json", cwd=exact_repo.path)
     assert res.returncode == 5
     env = res.json()
     assert env["exit_code"] == 5 and env["data"]["drift"]["new"] == ["later.txt"]
@@ -103,7 +103,7 @@ def test_resume_refuses_a_tampered_package_with_exit_3(exact_repo: Repo) -> None
     pkg = _pkg(exact_repo)
     f = pkg / "handoff.json"
     f.write_bytes(f.read_bytes().replace(b"ship it", b"ship IT"))
-    res = run_cli("resume", "--json", cwd=exact_repo.path)
+    res = cli("resume", "--json", cwd=exact_repo.path)
     assert res.returncode == 3 and res.json()["data"]["valid"] is False
     assert not state_path(pkg).exists()
 
@@ -128,7 +128,7 @@ def test_resume_refuses_a_patch_that_targets_git_hooks(exact_repo: Repo, tmp_pat
     reseal(pkg)
     clone = tmp_path / "victim"
     git(tmp_path, "clone", "-q", str(exact_repo.path), str(clone))
-    res = run_cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
     assert res.returncode == 3
     assert any(p["code"] == "unsafe_path" and ".git" in p["message"] for p in res.json()["problems"])
     assert not (clone / ".git" / "hooks" / "post-checkout").exists()
@@ -154,9 +154,9 @@ def test_resume_of_a_package_from_another_repository_reports_unknown_head(
     assert res.data["drift"]["head"]["relation"] == "unknown"
     assert "does not exist here" in res.text
     assert "head_missing" in {p.code for p in res.problems if p.severity == "warning"}
-    cli = run_cli("resume", str(pkg), "--apply", cwd=other.path)
-    assert cli.returncode == 5 and "is not the recorded HEAD" in cli.stderr
-    assert len(cli.stderr.strip().splitlines()) == 1
+    out = cli("resume", str(pkg), "--apply", cwd=other.path)
+    assert out.returncode == 5 and "is not the recorded HEAD" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
 
 
 def test_resume_apply_reproduces_the_exported_tree_on_a_clean_checkout(
@@ -218,8 +218,8 @@ def test_resume_brief_turns_failed_approaches_into_do_not_retry_lines(repo: Repo
     handoff.write_text(json.dumps({"failed_approaches": [
         {"approach": "pin numpy 1.x", "barred_action": "downgrade numpy",
          "error_excerpt": "ImportError: numpy.core"}]}))
-    assert run_cli("export", "--handoff", str(handoff), cwd=repo.path).returncode == 0
-    res = run_cli("resume", cwd=repo.path)
+    assert cli("export", "--handoff", str(handoff), cwd=repo.path).returncode == 0
+    res = cli("resume", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert "DO NOT RETRY: downgrade numpy — it failed before: pin numpy 1.x" in res.stdout
 

@@ -7,7 +7,7 @@ from contextfork.errors import IntegrityError
 from contextfork.package import store
 from contextfork.package.export import ExportOptions, export
 from contextfork.sharing import REF_PREFIX, pull, push
-from tests.helpers import git, run_cli
+from tests.helpers import cli, git
 from tests.lifecycle.conftest import Shared, meta_of
 from tests.package.conftest import tree_sha_of
 
@@ -25,20 +25,20 @@ def _work_in_a(shared: Shared) -> None:
 
 def test_push_pull_then_resume_apply_in_clone_b_reproduces_a_exactly(shared: Shared) -> None:
     _work_in_a(shared)
-    out = run_cli("export", "--goal", "share", "--json", cwd=shared.a.path).json()
+    out = cli("export", "--goal", "share", "--json", cwd=shared.a.path).json()
     pid = out["data"]["package_id"]
-    res = run_cli("push", "origin", "--with-head", "--json", cwd=shared.a.path)
+    res = cli("push", "origin", "--with-head", "--json", cwd=shared.a.path)
     assert res.returncode == 0, res.stderr
     assert git(shared.remote, "rev-parse", f"{REF_PREFIX}{pid}")
-    res = run_cli("pull", "--json", cwd=shared.b.path)
+    res = cli("pull", "--json", cwd=shared.b.path)
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["pulled"] == [pid]
     pkg_b = shared.b.path / ".contextfork" / "packages" / pid
     meta = meta_of(pkg_b)
     # --with-head carried A's unpushed HEAD along (refs/contextfork/heads/<id>)
     shared.b.git("checkout", "-q", "--detach", meta["head"])
-    assert run_cli("validate", pid, cwd=shared.b.path).returncode == 0
-    res = run_cli("resume", pid, "--apply", "--json", cwd=shared.b.path)
+    assert cli("validate", pid, cwd=shared.b.path).returncode == 0
+    res = cli("resume", pid, "--apply", "--json", cwd=shared.b.path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.json()["data"]["applied"]["exact"] is True
     assert tree_sha_of(shared.b.path) == meta["worktree_tree_sha"] == tree_sha_of(shared.a.path)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from contextfork import gitstate
 from contextfork.package.export import ExportOptions, export
-from tests.helpers import Repo, clean_env, git, make_repo, run_cli
+from tests.helpers import Repo, clean_env, cli, git, make_repo
 from tests.package.conftest import tree_sha_of
 
 
@@ -163,7 +163,7 @@ def test_export_survives_a_non_utf8_file_name(repo: Repo) -> None:
 
 def test_export_cli_prints_a_json_envelope_and_handoff_goal(repo: Repo) -> None:
     repo.write("src/app.py", "def main():\n    return 2\n")
-    res = run_cli("export", "--goal", "Ship the fix", "--json", cwd=repo.path)
+    res = cli("export", "--goal", "Ship the fix", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     env = res.json()
     assert env["envelope_version"] == "1" and env["ok"] and env["command"] == "export"
@@ -175,7 +175,7 @@ def test_export_cli_prints_a_json_envelope_and_handoff_goal(repo: Repo) -> None:
 
 
 def test_export_outside_a_repository_is_one_clear_error(tmp_path: Path) -> None:
-    res = run_cli("export", cwd=tmp_path)
+    res = cli("export", cwd=tmp_path)
     assert res.returncode == 4
     assert "not a git repository" in res.stderr and "Traceback" not in res.stderr
 
@@ -220,7 +220,7 @@ def test_export_seeds_failed_commands_and_goals_from_a_transcript(
                                                   "content": "Exit code 1\nE   ImportError: cannot import name 'charge'"}]}},
     ]  # fmt: skip
     t.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    res = run_cli("export", "--transcript", str(t), "--json", cwd=repo.path)
+    res = cli("export", "--transcript", str(t), "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     pkg = Path(res.json()["data"]["path"])
     h = json.loads((pkg / "handoff.json").read_text())
@@ -230,7 +230,7 @@ def test_export_seeds_failed_commands_and_goals_from_a_transcript(
     assert "ImportError" in (fa[0]["error_excerpt"] or "")
     meta = json.loads((pkg / "session_metadata.json").read_text())
     assert meta["parent_session_id"] == "s-1" and meta["transcript"]["sha256"]
-    v = run_cli("validate", "--json", cwd=repo.path)
+    v = cli("validate", "--json", cwd=repo.path)
     assert v.returncode == 0, v.stdout
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from contextfork.package.models import UntrackedManifest
 from contextfork.resources import validate_against_schema
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 from tests.lifecycle.conftest import reseal
 
 PAT = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
@@ -31,7 +31,7 @@ def _manifest(pkg: Path) -> dict[str, dict[str, object]]:
 
 def test_export_records_secret_kinds_per_snapshot_and_keeps_the_bytes(repo: Repo) -> None:
     secret_files(repo)
-    res = run_cli("export", "--json", cwd=repo.path)
+    res = cli("export", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     out = res.json()
     pkg = Path(out["data"]["path"])
@@ -44,15 +44,15 @@ def test_export_records_secret_kinds_per_snapshot_and_keeps_the_bytes(repo: Repo
         assert (pkg / "untracked" / rel).read_bytes() == (repo.path / rel).read_bytes()
     flagged = {p["path"] for p in out["problems"] if p["code"] == "untracked_secret"}
     assert flagged == {"config/.env.local", "notes/todo.md"}
-    human = run_cli("export", cwd=repo.path)
+    human = cli("export", cwd=repo.path)
     assert "notes/todo.md" in human.stdout + human.stderr
     assert "--allow-secrets" in human.stdout + human.stderr
 
 
 def test_validate_warns_and_stays_valid(repo: Repo) -> None:
     secret_files(repo)
-    pid = run_cli("export", "--json", cwd=repo.path).json()["data"]["package_id"]
-    res = run_cli("validate", pid, "--json", cwd=repo.path)
+    pid = cli("export", "--json", cwd=repo.path).json()["data"]["package_id"]
+    res = cli("validate", pid, "--json", cwd=repo.path)
     assert res.returncode == 0, res.stdout
     env = res.json()
     assert env["data"]["valid"] is True
@@ -63,13 +63,13 @@ def test_validate_warns_and_stays_valid(repo: Repo) -> None:
 def test_a_manifest_without_the_field_is_still_scanned(repo: Repo) -> None:
     """A package from before the field (or with it emptied) is re-scanned, not trusted."""
     secret_files(repo)
-    pkg = Path(run_cli("export", "--json", cwd=repo.path).json()["data"]["path"])
+    pkg = Path(cli("export", "--json", cwd=repo.path).json()["data"]["path"])
     raw = json.loads((pkg / "untracked_manifest.json").read_text())
     for f in raw["files"]:
         del f["secrets"]
     (pkg / "untracked_manifest.json").write_text(json.dumps(raw))
     reseal(pkg)
-    env = run_cli("validate", str(pkg), "--json", cwd=repo.path).json()
+    env = cli("validate", str(pkg), "--json", cwd=repo.path).json()
     assert env["data"]["valid"] is True
     assert {p["path"] for p in env["problems"] if p["code"] == "untracked_secret"} == {
         "config/.env.local",

@@ -17,7 +17,7 @@ import pytest
 from contextfork.harness.briefs import anti_loop_lines
 from contextfork.package import handoff
 from contextfork.telemetry.seed import seed_from_path
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 from tests.transcript.builders import CC, text, tool_use, write_jsonl
 
 REJECTED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. "
@@ -82,12 +82,12 @@ def test_repeated_failures_of_one_command_are_listed_once_with_a_count(tmp_path:
 
 def test_briefs_say_do_not_and_the_step_once(repo: Repo, tmp_path: Path) -> None:
     transcript = _fixture(tmp_path / "proj" / "s.jsonl", repo.path)
-    res = run_cli("export", "--transcript", str(transcript), "--session", "sess-1", "--json",
+    res = cli("export", "--transcript", str(transcript), "--session", "sess-1", "--json",
                   cwd=repo.path)  # fmt: skip
     assert res.returncode == 0, res.stderr
     pkg = Path(res.json()["data"]["path"])
     summary = (pkg / "handoff_summary.md").read_text()
-    resumed = run_cli("resume", res.json()["data"]["package_id"], cwd=repo.path)
+    resumed = cli("resume", res.json()["data"]["package_id"], cwd=repo.path)
     assert resumed.returncode == 0, resumed.stderr
     lines = anti_loop_lines(pkg)
     assert len(lines) == 3
@@ -142,10 +142,10 @@ def test_real_transcript_briefs_have_no_doubled_words(
     session = transcripts_dir / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
     if not session.is_file():
         pytest.skip("the recorded 258c7280 session is absent")
-    res = run_cli("export", "--transcript", str(session), "--json", cwd=repo.path)
+    res = cli("export", "--transcript", str(session), "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     pkg = Path(res.json()["data"]["path"])
-    resumed = run_cli("resume", res.json()["data"]["package_id"], cwd=repo.path)
+    resumed = cli("resume", res.json()["data"]["package_id"], cwd=repo.path)
     for text_ in ((pkg / "handoff_summary.md").read_text(), resumed.stdout,
                   "\n".join(anti_loop_lines(pkg))):  # fmt: skip
         assert _doubled(text_) == []

@@ -9,7 +9,7 @@ import pytest
 from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.package.export import ExportOptions, export
 from contextfork.package.validate import validate_package
-from tests.helpers import Repo, make_repo, run_cli
+from tests.helpers import Repo, cli, make_repo
 
 
 def _codes(pkg: Path, root: Path | None, strict: bool = False) -> set[str]:
@@ -189,15 +189,15 @@ def test_validate_warns_on_placeholders_and_fails_with_strict(pkg: Path, exact_r
 
 
 def test_validate_cli_exit_codes_and_one_line_errors(exact_repo: Repo, pkg: Path) -> None:
-    ok = run_cli("validate", "--json", cwd=exact_repo.path)
+    ok = cli("validate", "--json", cwd=exact_repo.path)
     assert ok.returncode == 0, ok.stderr
     assert ok.json()["data"]["valid"] is True
-    strict = run_cli("validate", "--strict", cwd=exact_repo.path)
+    strict = cli("validate", "--strict", cwd=exact_repo.path)
     assert strict.returncode == 1
     (pkg / "git_diff.patch").write_bytes(b"tampered")
-    bad = run_cli("validate", str(pkg), cwd=exact_repo.path)
+    bad = cli("validate", str(pkg), cwd=exact_repo.path)
     assert bad.returncode == 3 and "hash_mismatch" in bad.stderr
-    missing = run_cli("validate", "nope", cwd=exact_repo.path)
+    missing = cli("validate", "nope", cwd=exact_repo.path)
     assert missing.returncode == 4 and "Traceback" not in missing.stderr
 
 

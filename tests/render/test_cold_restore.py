@@ -26,7 +26,7 @@ from contextfork.render.replay import verify_removals
 from contextfork.render.restore import Request, answer
 from contextfork.render.store import removal_bytes
 from contextfork.transcript.model import Session, ToolResult
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 from tests.render.builders import long_session, session, step
 from tests.render.test_restore_replay import _write_session
 
@@ -122,7 +122,17 @@ def test_a_tampered_node_is_refused_and_a_consistent_forgery_fails_the_removal_s
                         payload=forged_text.encode(), policy_sha256=policy_sha256(
                             load_policy(layout)), source=node["source"])
     path.write_bytes(node_bytes(forged))
-    assert read_node(layout, stub.step)["content"] == forged_text  # the store itself is fooled
+    with pytest.raises(IntegrityError, match="index recorded"):  # the store's index refuses it
+        read_node(layout, stub.step)
+    # Without its index row (an orphan, served on its own hashes per CONF-12) the store itself
+    # is fooled; the removal's sha256 from render time still refuses.
+    import sqlite3
+
+    conn = sqlite3.connect(layout.sqlite)
+    conn.execute("DELETE FROM nodes WHERE step_id=?", (stub.step,))
+    conn.commit()
+    conn.close()
+    assert read_node(layout, stub.step)["content"] == forged_text
     with pytest.raises(IntegrityError, match="does not verify"):
         removal_bytes(stub, ColdSource(layout))
     with pytest.raises(IntegrityError):
@@ -149,19 +159,19 @@ def test_cli_restore_reads_the_cold_store_and_a_flipped_byte_exits_3(
 ) -> None:
     p = _write_session(tmp_path)
     args = ("render", "--transcript", str(p), "--step", "9", "--repo", str(repo.path))
-    r = run_cli(*args, "--restore", "3", "--json")
+    r = cli(*args, "--restore", "3", "--json")
     assert r.returncode == 0, r.stderr
     data = r.json()["data"]
     assert data["cold_store"]["steps"] == 8 and "verified" in data["answer"]
     store = Path(data["cold_store"]["store"])
     assert store.parent == repo.path / ".contextfork" / "cold" and store.name.endswith("-render")
-    r = run_cli(*args, "--peek", "3", "--offset", "0", "--bytes", "12")
+    r = cli(*args, "--peek", "3", "--offset", "0", "--bytes", "12")
     assert r.returncode == 0 and "bytes 0-12" in r.stdout
     node = store / "cold_nodes" / "step_000003.json"
     raw = node.read_bytes()
     i = raw.index(b"value_")
     node.write_bytes(raw[:i] + b"X" + raw[i + 1 :])
-    r = run_cli(*args, "--restore", "3")
+    r = cli(*args, "--restore", "3")
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "tampered" in r.stderr and "Traceback" not in r.stderr
 
@@ -171,7 +181,7 @@ def test_cli_peek_with_a_malformed_target_is_a_usage_error(
     repo: Repo, tmp_path: Path, target: str
 ) -> None:
     p = _write_session(tmp_path)
-    r = run_cli("render", "--transcript", str(p), "--step", "9", "--repo", str(repo.path),
+    r = cli("render", "--transcript", str(p), "--step", "9", "--repo", str(repo.path),
                 "--peek", target)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "internal error" not in r.stderr and r.stderr.count("\n") <= 2

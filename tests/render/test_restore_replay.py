@@ -20,7 +20,7 @@ from contextfork.render.restore import Request, answer, parse_request
 from contextfork.render.store import SessionSource, removal_bytes
 from contextfork.resources import load_schema, validate_against_schema
 from contextfork.transcript.model import ToolResult
-from tests.helpers import run_cli
+from tests.helpers import cli
 from tests.render.builders import long_session
 
 
@@ -108,10 +108,12 @@ def test_rendering_a_real_session_takes_under_a_millisecond_per_step(transcripts
 
     s = load_session(transcripts_dir / "pi" / "large-session.jsonl")
     r = make_renderer(s, policy("epoch"))
-    t0 = time.perf_counter()
+    # CPU time of this process: under pytest-xdist the other worker (and anything else on the
+    # machine) competes for the cores, which wall-clock time would charge to the renderer.
+    t0 = time.process_time()
     for st in s.steps:
         r.advance(st.index)
-    per_step = (time.perf_counter() - t0) * 1000 / len(s.steps)
+    per_step = (time.process_time() - t0) * 1000 / len(s.steps)
     assert per_step < 1.0, per_step
 
 
@@ -131,7 +133,7 @@ def _write_session(tmp_path: Path) -> Path:
 
 def test_cli_render_and_replay_emit_valid_envelopes(tmp_path: Path) -> None:
     p = _write_session(tmp_path)
-    r = run_cli("render", "--transcript", str(p), "--step", "9", "--json", cwd=tmp_path)
+    r = cli("render", "--transcript", str(p), "--step", "9", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     env = r.json()
     assert validate_against_schema("envelope.schema.json", env) == []
@@ -139,13 +141,13 @@ def test_cli_render_and_replay_emit_valid_envelopes(tmp_path: Path) -> None:
     assert env["data"]["boundary"] == 0 and env["data"]["messages"]
     assert env["data"]["cold_store"] is None  # no git repository here: nothing stored
     svg = tmp_path / "plot.svg"
-    r = run_cli("replay", "--transcript", str(p), "--policy", "base,refold", "--json",
+    r = cli("replay", "--transcript", str(p), "--policy", "base,refold", "--json",
                 "--plot", str(svg))
     assert r.returncode == 0, r.stderr
     data = r.json()["data"]
     assert [x["policy"] for x in data["policies"]] == ["base", "refold"]
     assert svg.read_text().startswith("<svg") and "<polyline" in svg.read_text()
-    human = run_cli("replay", "--transcript", str(p), "--policy", "base,epoch",
+    human = cli("replay", "--transcript", str(p), "--policy", "base,epoch",
                     "--plot", str(tmp_path / "p.html"))
     assert human.returncode == 0 and "cache read" in human.stdout
     assert (tmp_path / "p.html").read_text().startswith("<!doctype html>")
@@ -153,15 +155,15 @@ def test_cli_render_and_replay_emit_valid_envelopes(tmp_path: Path) -> None:
 
 def test_cli_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     p = _write_session(tmp_path)
-    r = run_cli("replay", "--transcript", str(p), "--plot", str(tmp_path / "x.png"))
+    r = cli("replay", "--transcript", str(p), "--plot", str(tmp_path / "x.png"))
     assert r.returncode == 2 and "png" in r.stderr and "Traceback" not in r.stderr
-    r = run_cli("replay", "--transcript", str(tmp_path / "missing.jsonl"))
+    r = cli("replay", "--transcript", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 4
-    r = run_cli("replay", "--transcript", str(p), "--policy", "nope")
+    r = cli("replay", "--transcript", str(p), "--policy", "nope")
     assert r.returncode == 2 and "unknown policy" in r.stderr
     bad = tmp_path / "card.json"
     bad.write_text('{"input_per_mtok": "x"}')
-    r = run_cli("replay", "--transcript", str(p), "--price-card", str(bad))
+    r = cli("replay", "--transcript", str(p), "--price-card", str(bad))
     assert r.returncode == 2 and "price card" in r.stderr
-    r = run_cli("render", "--transcript", str(p), "--step", "9", "--restore", "3", cwd=tmp_path)
+    r = cli("render", "--transcript", str(p), "--step", "9", "--restore", "3", cwd=tmp_path)
     assert r.returncode == 4 and "git repository" in r.stderr  # restores need a cold store

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.telemetry.scan import ScanState, billing_totals, scan
+from tests.helpers import npm_package
 from tests.transcript.builders import CC, text, write_jsonl
 
 BIG = "claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
@@ -78,30 +79,15 @@ def test_billing_of_the_real_session_matches_ccusage_figures(transcripts_dir: Pa
 CCUSAGE = "ccusage@20.0.24"
 
 
-def _npm_cache() -> Path:
-    base = os.environ.get("CONTEXTFORK_NPM_CACHE") or str(Path.home() / ".cache" / "contextfork-npm")
-    return Path(base) / "ccusage-20.0.24"
-
-
 def _ccusage() -> tuple[list[str] | None, str]:
     """ccusage itself (from npm, pinned), so the billing rules are checked against the tool."""
     explicit = os.environ.get("CONTEXTFORK_CCUSAGE")
     if explicit and Path(explicit).exists():
         return [explicit], ""
-    prefix = _npm_cache()
-    binary = prefix / "node_modules" / ".bin" / "ccusage"
-    if not binary.exists():
-        npm = shutil.which("npm")
-        if npm is None or shutil.which("node") is None:
-            return None, f"{CCUSAGE} needs node and npm (not found)"
-        prefix.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", CCUSAGE],
-            capture_output=True, text=True, timeout=300, check=False,
-        )
-        if proc.returncode != 0 or not binary.exists():
-            return None, f"npm install {CCUSAGE} failed: {proc.stderr.strip()[-200:]}"
-    return [str(binary)], ""
+    if shutil.which("node") is None:
+        return None, f"{CCUSAGE} needs node and npm (not found)"
+    binary, why = npm_package(CCUSAGE, "node_modules/.bin/ccusage")
+    return ([str(binary)] if binary else None), why
 
 
 def _run_ccusage(cmd: list[str], config: Path) -> dict[str, int]:

@@ -9,7 +9,7 @@ import pytest
 from contextfork.resources import load_schema
 from contextfork.telemetry.models import Policy, Telemetry
 from contextfork.telemetry.policy import DEFAULT_POLICY, badge, evaluate, format_tokens
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 from tests.transcript.builders import CC, text, tool_use, write_jsonl
 
 BIG = "claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
@@ -63,7 +63,7 @@ def test_badge_matches_the_ipsf_shape() -> None:
 def test_status_json_of_a_real_session_validates_and_reports_recorded_tokens(
     transcripts_dir: Path, tmp_path: Path
 ) -> None:
-    res = run_cli("status", "--json", "--transcript", str(transcripts_dir / BIG), cwd=tmp_path)
+    res = cli("status", "--json", "--transcript", str(transcripts_dir / BIG), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     env = res.json()
     jsonschema.validate(env, load_schema("envelope.schema.json"))
@@ -73,7 +73,8 @@ def test_status_json_of_a_real_session_validates_and_reports_recorded_tokens(
     tok = data["tokens"]
     assert (tok["total"], tok["source"]) == (77334, "recorded")
     assert sum(tok["breakdown"].values()) == 77334 and tok["scaled_to_recorded"]
-    assert data["steps"] == {"total": 152, "since_compaction": 50, "tool_calls": 186, "tool_errors": 7}
+    assert data["steps"] == {"total": 152, "since_compaction": 50, "tool_calls": 186, "tool_errors": 7,
+                             "since_fork": None}
     assert data["compactions"][0]["pre_tokens"] == 167094
     assert data["billing"]["method"] == "ccusage" and data["billing"]["output_tokens"] == 38908
     assert data["risk"]["level"] == "critical" and data["git"] is None
@@ -83,7 +84,7 @@ def test_status_json_of_a_real_session_validates_and_reports_recorded_tokens(
 def test_status_without_transcript_reports_git_only(repo: Repo, tmp_path: Path) -> None:
     repo.write("src/app.py", "changed\n")
     repo.write("new.txt", "x")
-    res = run_cli("status", "--json", cwd=repo.path, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none")})
+    res = cli("status", "--json", cwd=repo.path, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none")})
     assert res.returncode == 0, res.stderr
     data = res.json()["data"]
     jsonschema.validate(data, load_schema("context-telemetry.schema.json"))
@@ -99,7 +100,7 @@ def test_status_finds_the_current_claude_code_session_of_the_repo(repo: Repo, tm
 
     cfg = tmp_path / "claude"
     small_session(cfg / "projects" / project_slug(repo.path) / "abc.jsonl")
-    res = run_cli("status", cwd=repo.path, env={"CLAUDE_CONFIG_DIR": str(cfg)})
+    res = cli("status", cwd=repo.path, env={"CLAUDE_CONFIG_DIR": str(cfg)})
     assert res.returncode == 0, res.stderr
     assert "[ 🟢 34.2k tokens | Step 3 | Normal ]" in res.stdout
     assert "CONTEXT METRICS" in res.stdout and "GIT" in res.stdout
@@ -108,20 +109,20 @@ def test_status_finds_the_current_claude_code_session_of_the_repo(repo: Repo, tm
 
 def test_status_detached_head_and_latest_package(repo: Repo, tmp_path: Path) -> None:
     repo.git("checkout", "-q", "--detach")
-    res = run_cli("status", "--json", "--repo", str(repo.path), cwd=tmp_path,
+    res = cli("status", "--json", "--repo", str(repo.path), cwd=tmp_path,
                   env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none")})
     g = res.json()["data"]["git"]
     assert g["detached"] and g["branch"] is None and not g["dirty"]
-    exported = run_cli("export", "--json", cwd=repo.path)
+    exported = cli("export", "--json", cwd=repo.path)
     assert exported.returncode == 0, exported.stderr
-    g = run_cli("status", "--json", cwd=repo.path,
+    g = cli("status", "--json", cwd=repo.path,
                 env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none")}).json()["data"]["git"]
     assert g["latest_package"] is not None and g["latest_package"]["valid"]
 
 
 def test_status_outside_a_repo_reports_the_transcript_only(tmp_path: Path) -> None:
     f = small_session(tmp_path / "s.jsonl")
-    res = run_cli("status", "--json", "--transcript", str(f), cwd=tmp_path)
+    res = cli("status", "--json", "--transcript", str(f), cwd=tmp_path)
     data = res.json()["data"]
     assert data["git"] is None and data["steps"]["total"] == 3
     assert data["touched_files"] == ["src/login.tsx"]
@@ -130,7 +131,7 @@ def test_status_outside_a_repo_reports_the_transcript_only(tmp_path: Path) -> No
 
 
 def test_explicit_repo_that_is_not_a_repo_is_not_found(tmp_path: Path) -> None:
-    res = run_cli("status", "--repo", str(tmp_path), cwd=tmp_path)
+    res = cli("status", "--repo", str(tmp_path), cwd=tmp_path)
     assert res.returncode == 4 and "not a git repository" in res.stderr
 
 
@@ -138,32 +139,32 @@ def test_counted_source_when_nothing_is_recorded(tmp_path: Path) -> None:
     msgs = [{"role": "user", "content": "hello world " * 20}, {"role": "assistant", "content": "hi"}]
     f = tmp_path / "chat.json"
     f.write_text(json.dumps(msgs))
-    data = run_cli("status", "--json", "--transcript", str(f), cwd=tmp_path).json()["data"]
+    data = cli("status", "--json", "--transcript", str(f), cwd=tmp_path).json()["data"]
     assert data["tokens"]["source"] == "counted" and data["tokens"]["breakdown_method"] == "counted"
     assert data["tokens"]["total"] == sum(data["tokens"]["breakdown"].values()) > 20
     assert data["billing"]["method"] == "step-usage"
 
 
 def test_policy_init_show_and_a_bad_policy_names_the_field(repo: Repo, tmp_path: Path) -> None:
-    res = run_cli("policy", "init", "--json", cwd=repo.path)
+    res = cli("policy", "init", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     path = repo.path / ".contextfork" / "policy.json"
     raw = json.loads(path.read_text())
     jsonschema.validate(raw, load_schema("context-policy.schema.json"))
     assert Policy.model_validate(raw) == Policy()
     assert raw["tokens"] == {"warning": 50000, "fork": 80000, "hard_limit": None}
-    assert run_cli("policy", "init", cwd=repo.path).returncode == 2  # exists, no --force
+    assert cli("policy", "init", cwd=repo.path).returncode == 2  # exists, no --force
     raw["tokens"]["fork"] = "lots"
     path.write_text(json.dumps(raw))
-    res = run_cli("policy", "show", cwd=repo.path)
+    res = cli("policy", "show", cwd=repo.path)
     assert res.returncode == 2 and "tokens.fork" in res.stderr and "Traceback" not in res.stderr
-    res = run_cli("status", "--json", "--transcript", str(small_session(tmp_path / "s.jsonl")), cwd=repo.path)
+    res = cli("status", "--json", "--transcript", str(small_session(tmp_path / "s.jsonl")), cwd=repo.path)
     assert res.returncode == 2 and "tokens.fork" in res.json()["problems"][0]["message"]
     raw["tokens"] = {"warning": 10, "fork": 100, "hard_limit": None}
     raw["steps"] = {"warning": 1, "fork": 2}
     path.write_text(json.dumps(raw))
-    shown = run_cli("policy", "show", "--json", cwd=repo.path).json()["data"]
+    shown = cli("policy", "show", "--json", cwd=repo.path).json()["data"]
     assert shown["source"].endswith("policy.json") and shown["policy"]["steps"]["fork"] == 2
-    data = run_cli("status", "--json", "--transcript", str(small_session(tmp_path / "s.jsonl")),
+    data = cli("status", "--json", "--transcript", str(small_session(tmp_path / "s.jsonl")),
                    cwd=repo.path).json()["data"]
     assert data["risk"]["level"] == "critical"

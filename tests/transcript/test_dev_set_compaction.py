@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from contextfork.transcript import load_session
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 BIG = "claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 
@@ -22,18 +22,18 @@ def test_the_real_compacted_session_keeps_its_whole_history_in_every_command(
     t = tmp_path / "proj" / src.name
     t.parent.mkdir()
     shutil.copyfile(src, t)
-    status = run_cli("status", "--transcript", str(t), "--json", cwd=repo.path).json()["data"]
+    status = cli("status", "--transcript", str(t), "--json", cwd=repo.path).json()["data"]
     assert (status["steps"]["total"], status["steps"]["since_compaction"]) == (152, 50)
-    replay = run_cli("replay", "--transcript", str(t), "--policy", "base", "--json",
+    replay = cli("replay", "--transcript", str(t), "--policy", "base", "--json",
                      cwd=repo.path)
     assert replay.returncode == 0 and '"steps": 152' in replay.stdout
-    fold = run_cli("fold", "session", "--transcript", str(t), "--session", "real", "--json",
+    fold = cli("fold", "session", "--transcript", str(t), "--session", "real", "--json",
                    cwd=repo.path)
     assert fold.returncode == 0 and fold.json()["data"]["written"] == 152
-    again = run_cli("fold", "session", "--transcript", str(t), "--session", "real", "--json",
+    again = cli("fold", "session", "--transcript", str(t), "--session", "real", "--json",
                     cwd=repo.path)
     assert again.returncode == 0 and again.json()["data"]["written"] == 0
-    fork = run_cli("fork", "--transcript", str(t), "--json", cwd=repo.path)
+    fork = cli("fork", "--transcript", str(t), "--json", cwd=repo.path)
     assert fork.returncode == 0, fork.stderr + fork.stdout
     assert fork.json()["data"]["steps"] == 152
     forked = load_session(Path(fork.json()["data"]["fork"]))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness import cc_fixture
-from tests.helpers import Repo, make_repo, run_cli
+from tests.helpers import Repo, cli, make_repo
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Viewed:
                 / f"step_{step:06d}.json")  # fmt: skip
 
     def build(self, *extra: str) -> dict[str, object]:
-        res = run_cli("view", "--transcript", str(self.transcript), "--out", str(self.out),
+        res = cli("view", "--transcript", str(self.transcript), "--out", str(self.out),
                       "--json", *extra, cwd=self.repo.path)  # fmt: skip
         assert res.returncode == 0, res.stderr
         data: dict[str, object] = res.json()["data"]
@@ -37,11 +37,11 @@ def viewed(tmp_path: Path) -> Viewed:
     """A repo with a folded Claude Code session and one exported package."""
     repo = make_repo(tmp_path / "repo")
     transcript = cc_fixture.write(tmp_path / "session.jsonl", repo.path)
-    res = run_cli("fold", "session", "--transcript", str(transcript), "--session",
+    res = cli("fold", "session", "--transcript", str(transcript), "--session",
                   cc_fixture.SESSION, "--json", cwd=repo.path)  # fmt: skip
     assert res.returncode == 0, res.stderr
     repo.write("src/app.py", "def main():\n    return 42\n")
-    assert run_cli("export", "--goal", "show the inspector", cwd=repo.path).returncode == 0
+    assert cli("export", "--goal", "show the inspector", cwd=repo.path).returncode == 0
     v = Viewed(repo, transcript, tmp_path / "site", cc_fixture.SESSION)
     json.dumps(v.build())
     return v

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.harness import cc_fixture
+from tests.helpers import npm_package
 from tests.view.conftest import Viewed
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -129,18 +129,9 @@ def test_browser_keyboard_expands_a_collapsed_block(viewed: Viewed, browser: Any
 
 
 def _axe_source() -> str:
-    base = os.environ.get("CONTEXTFORK_NPM_CACHE") or str(Path.home() / ".cache" / "contextfork-npm")
-    prefix = Path(base) / AXE.replace("@", "-")
-    script = prefix / "node_modules" / "axe-core" / "axe.min.js"
-    if not script.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip(f"{AXE} needs npm (not found)")
-        prefix.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", AXE],
-                              capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
-        if proc.returncode != 0 or not script.exists():
-            pytest.skip(f"npm install {AXE} failed: {proc.stderr.strip()[-200:]}")
+    script, why = npm_package(AXE, "node_modules/axe-core/axe.min.js")
+    if script is None:
+        pytest.skip(why)
     return script.read_text(encoding="utf-8")
 
 

@@ -1,0 +1,178 @@
+"""Which package a starting session should be offered (SessionStart at startup / resume / clear).
+
+A package is made for someone. ``contextfork fork`` records fork session → package in
+``.contextfork/harness/forks/<fork>.json``; a PreCompact export belongs to the session that
+compacted (it gets it back through the compaction brief). Such a package is offered to that
+session, to a resume of it, or to a Claude Code ``--fork-session`` copy of it (its lines name the
+session in ``forkedFrom``) — and to nobody else, so parallel forks and a Codex session started
+in the same repository no longer take each other's packages. Only a package no session claims
+(a manual export, a checkpoint, a pulled package) is offered to a new session, with a line that
+says it was not made for it.
+
+Stdlib only, and cheap when there is nothing to offer: SessionStart runs at every start, so
+the common case (no packages, or all of them claimed or consumed) must not load pydantic or
+validate anything. Validation happens once a package is actually offered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+# A package exported by these triggers belongs to the session named in its metadata.
+CLAIMING_TRIGGERS = frozenset({"fork", "pre-compact"})
+_HEAD_BYTES = 64 * 1024
+
+
+class Offer(NamedTuple):
+    package_id: str
+    path: Path
+    paired: bool  # made for this session (or its lineage) rather than unclaimed
+    made_for: str | None = None  # the session it belongs to, when paired
+    from_session: str | None = None  # the session that exported it
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _state_dir(root: Path, *parts: str) -> Path | None:
+    """``.contextfork/<parts>`` when every existing component is a real directory, else None
+    (a committed symlink must not make us read, or offer, files from outside the repo)."""
+    from contextfork.paths import state_path
+
+    try:
+        return state_path(root, *parts)
+    except Exception:  # noqa: BLE001 - UnsafeStateDir: nothing to offer from there
+        return None
+
+
+def _packages(root: Path) -> list[tuple[str, Path]]:
+    base = _state_dir(root, "packages")
+    if base is None:
+        return []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    return sorted(
+        (e.name, Path(e.path))
+        for e in entries
+        if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+    )
+
+
+def consumers(pkg: Path) -> list[str | None]:
+    """Session ids that resumed ``pkg`` (from its state file beside it; unreadable → none)."""
+    state = _json(pkg.parent / f"{pkg.name}.state.json")
+    items = state.get("consumptions") if isinstance(state, dict) else None
+    if not isinstance(items, list):
+        return []
+    out: list[str | None] = []
+    for c in items:
+        sid = c.get("session_id") if isinstance(c, dict) else None
+        out.append(sid if isinstance(sid, str) else None)
+    return out
+
+
+def fork_record(root: Path, session_id: str) -> dict[str, Any] | None:
+    from contextfork.harness.hookrunner import fork_record_path
+
+    try:
+        data = _json(fork_record_path(root, session_id))
+    except Exception:  # noqa: BLE001 - a hostile id is simply no record
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def forked_from(transcript: Path | None) -> str | None:
+    """The session a Claude Code transcript was copied from (``forkedFrom`` on its first line)."""
+    if transcript is None:
+        return None
+    try:
+        with open(transcript, "rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError:
+        return None
+    for raw in head.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return None
+        origin = obj.get("forkedFrom") if isinstance(obj, dict) else None
+        sid = origin.get("sessionId") if isinstance(origin, dict) else None
+        return sid if isinstance(sid, str) and sid else None
+    return None
+
+
+def lineage(root: Path, session_id: str, transcript: Path | None) -> list[str]:
+    """This session, then the session it was copied from (a resume keeps the id itself)."""
+    out = [session_id]
+    parent = forked_from(transcript)
+    if parent and parent not in out and fork_record(root, session_id) is None:
+        out.append(parent)
+    return out
+
+
+def owner(pkg: Path) -> tuple[str | None, str | None]:
+    """(session the package belongs to, session that exported it) from its metadata."""
+    meta = _json(pkg / "session_metadata.json")
+    if not isinstance(meta, dict):
+        return None, None
+    parent = meta.get("parent_session_id")
+    parent = parent if isinstance(parent, str) and parent else None
+    return (parent if meta.get("trigger") in CLAIMING_TRIGGERS else None), parent
+
+
+def choose(root: Path, session_id: str | None, transcript: Path | None) -> Offer | None:
+    """The package to offer this starting session, or None (nothing to do: the fast path)."""
+    packages = _packages(root)
+    if not packages:
+        return None
+    by_id = dict(packages)
+    line = lineage(root, session_id, transcript) if session_id else []
+    for sid in line:
+        record = fork_record(root, sid)
+        pid = record.get("package_id") if record else None
+        if isinstance(pid, str) and pid in by_id:
+            if session_id in consumers(by_id[pid]):
+                return None  # already handed to this session
+            return Offer(pid, by_id[pid], True, made_for=sid)
+    claimed = {
+        str(r.get("package_id"))
+        for r in (_json(p) for p in _fork_records(root))
+        if isinstance(r, dict)
+    }
+    parents = line[1:]
+    for pid, path in reversed(packages):  # a copy of session X gets X's own latest export
+        if parents and pid not in claimed and owner(path)[0] in parents:
+            if session_id in consumers(path):
+                return None
+            return Offer(pid, path, True, made_for=owner(path)[0])
+    for pid, path in reversed(packages):
+        if pid in claimed or consumers(path):
+            continue
+        belongs, exported_by = owner(path)
+        if belongs is not None:
+            continue  # made for another session's continuation
+        if session_id and exported_by == session_id:
+            continue  # this session's own export
+        return Offer(pid, path, False, from_session=exported_by)
+    return None
+
+
+def _fork_records(root: Path) -> list[Path]:
+    base = _state_dir(root, "harness", "forks")
+    if base is None:
+        return []
+    try:
+        return [Path(e.path) for e in os.scandir(base) if e.name.endswith(".json")]
+    except OSError:
+        return []
