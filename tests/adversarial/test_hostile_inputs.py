@@ -154,7 +154,7 @@ ROWS: list[Row] = [
     R("export-unborn", "export", "--goal", "first", "--repo", "{unborn_w}", code=0),
     R("resume-detached-no-package", "resume", code=4, cwd="{detached}"),
     R("resume-missing-id", "resume", "20990101T000000000Z-nopeee", code=4),
-    R("resume-bad-manifest", "resume", "20200101T000000000Z-badman", "--no-mark", code=3,
+    R("resume-bad-manifest", "resume", "20200101T000000000Z-badman", "--no-mark-consumed", code=3,
       problems=True),
     R("resume-unborn", "resume", code=4, cwd="{unborn}"),
     R("packages-show-dotdot", "packages", "show", "../../..", code=4),
