@@ -329,5 +329,5 @@ def test_node_with_recomputed_hashes_is_caught_and_not_served(
         what, step = _store_recompute(copy, rng)
         assert cold_api.validate(store_dir=copy).exit_code == 3, f"{what} step {step} validated"
         served_any += [f"step {step}: {r}" for r in _served(copy, step)]
-    if served_any:  # issue 13 #8: reads must check the index's identities (halfstate's fix)
-        pytest.xfail(f"reads serve a node whose own hashes were recomputed: {served_any}")
+    # issue 13 #8: reads check the index's recorded identities, not only the node's own fields
+    assert not served_any, f"reads serve a node whose own hashes were recomputed: {served_any}"
