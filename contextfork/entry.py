@@ -11,11 +11,30 @@ from __future__ import annotations
 import os
 import sys
 
+#: Exit status when the reader of our stdout went away (``contextfork log | head``): what a Unix
+#: tool killed by SIGPIPE reports in the shell (128 + 13), and nothing is printed.
+EXIT_BROKEN_PIPE = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        sys.stdout.flush()  # a closed pipe shows up here when the output fit in the buffer
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print("contextfork: interrupted", file=sys.stderr)
         return 130
@@ -64,11 +83,6 @@ def _dispatch(args: list[str]) -> int:
         fast = export_main(args[1:])
         if fast is not None:
             return fast
-    from contextfork.cli.app import app
+    from contextfork.cli.app import run
 
-    try:
-        app(args=args, prog_name="contextfork", standalone_mode=True)
-    except SystemExit as exc:
-        code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    return 0
+    return run(args)

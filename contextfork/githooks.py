@@ -151,8 +151,11 @@ def install(root: Path, *, strict: bool = False, keep: int = 20) -> Any:
     """Install both hooks; returns an envelope ``Result``."""
     from contextfork import atomic, gitstate
     from contextfork.envelope import Result
+    from contextfork.errors import UsageError
     from contextfork.lifecycle_models import GitHookConfig, InstalledHook
 
+    if keep < 0:
+        raise UsageError(f"--keep must be 0 (keep all) or more, not {keep}")
     hdir = _hooks_dir(root)
     plan = []
     for hook in HOOKS:

@@ -26,6 +26,8 @@ from contextfork.paths import unsafe_reason
 REF_PREFIX = signing.REF_PREFIX
 HEAD_PREFIX = "refs/contextfork/heads/"
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+PULL_MAX_ENV = "CONTEXTFORK_PULL_MAX_BYTES"
+DEFAULT_PULL_MAX_BYTES = 256 * 1024 * 1024  # a package: snapshots capped at 1 MiB each by default
 
 
 def _tracking_prefix(remote: str, kind: str = "") -> str:
@@ -192,6 +194,31 @@ def push(
     return Result("push", data=data, problems=problems, text=text)
 
 
+def pull_max_bytes() -> int:
+    """Most bytes one pulled package may hold (``$CONTEXTFORK_PULL_MAX_BYTES`` overrides)."""
+    try:
+        value = int(os.environ.get(PULL_MAX_ENV, ""))
+    except ValueError:
+        return DEFAULT_PULL_MAX_BYTES
+    return value if value > 0 else DEFAULT_PULL_MAX_BYTES
+
+
+def _check_sizes(package_id: str, entries: list[gitstate.TreeEntry]) -> None:
+    """Refuse a package from git's recorded object sizes, before any blob is read."""
+    limit = pull_max_bytes()
+    total = 0
+    for e in entries:
+        if e.size is None:
+            raise IntegrityError(f"package {package_id}: git reports no size for {e.path!r}")
+        total += e.size
+        if e.size > limit or total > limit:
+            raise IntegrityError(
+                f"package {package_id}: {total if e.size <= limit else e.size} bytes "
+                f"({e.path!r}) exceed the pull limit of {limit} bytes; nothing was read",
+                hint=f"set {PULL_MAX_ENV} to pull larger packages",
+            )
+
+
 def _materialize(root: Path, package_id: str, commit: str) -> None:
     """Write one fetched package, refusing hostile trees (and signatures git does not verify)
     before anything is written."""
@@ -206,6 +233,7 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
         if e.kind != "blob" or e.mode not in ("100644", "100755"):
             what = "symlink" if e.mode == "120000" else f"{e.kind} (mode {e.mode})"
             raise IntegrityError(f"package {package_id}: {e.path!r} is a {what}; refused")
+    _check_sizes(package_id, entries)
     blobs = gitstate.read_blobs(root, [e.sha for e in entries])
     base = store.packages_dir(root)
     with atomic.staging_dir(base) as staging:

@@ -28,6 +28,10 @@ RepoOpt = Annotated[
 ]
 
 
+class PipeClosed(Exception):
+    """The reader of stdout went away; ``cli.app.run`` turns it into a silent exit 141."""
+
+
 def _wants_json(kwargs: dict[str, Any]) -> bool:
     """The parsed ``--json`` option (named ``json`` or ``as_json``), not ``sys.argv``.
 
@@ -55,6 +59,8 @@ def guarded(command: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
             except KeyboardInterrupt:
                 print(f"contextfork {command}: interrupted", file=sys.stderr)
                 raise typer.Exit(130) from None
+            except BrokenPipeError:
+                raise PipeClosed from None  # not an OSError, so click does not exit 1 on it
             except OSError as err:
                 generic = ContextforkError(f"{err.strerror or err}: {err.filename or ''}".strip())
                 fail(command, generic, _wants_json(kwargs))

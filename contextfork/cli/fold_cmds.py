@@ -9,12 +9,15 @@ from typing import Annotated
 import typer
 
 from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded
-from contextfork.errors import NotFoundError, UsageError
+from contextfork.errors import UsageError
+from contextfork.inputfile import read_regular
 
 SessionOpt = Annotated[
     str | None,
     typer.Option("--session", help="Session id (default: $CONTEXTFORK_SESSION, else 'default')."),
 ]
+MAX_PAYLOAD = 64 * 1024 * 1024  # one step's bytes; /dev/zero on stdin must not eat memory
+
 StepArg = Annotated[str, typer.Argument(help="Step id: 12 or step_000012.")]
 
 fold_app = typer.Typer(
@@ -46,11 +49,11 @@ def add_cmd(
     from contextfork.cold import api
 
     if file is not None and str(file) != "-":
-        if not file.is_file():
-            raise NotFoundError(f"payload file {file} not found")
-        payload = file.read_bytes()
+        payload = read_regular(file, "payload file", limit=MAX_PAYLOAD)
     elif file is not None or not sys.stdin.isatty():
-        payload = sys.stdin.buffer.read()
+        payload = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
+        if len(payload) > MAX_PAYLOAD:
+            raise UsageError(f"payload on stdin larger than {MAX_PAYLOAD} bytes")
     else:
         raise UsageError("no payload", hint="pass --file F or pipe the step's bytes on stdin")
     emit(api.fold_step(_step(step), summary, payload, repo=repo, session=session,
@@ -84,7 +87,12 @@ def session_cmd(
     emit(result, as_json)
 
 
-@fold_app.command("scan")
+# A prompt or query may start with "-" ("-v flag broke the build"): unknown options are taken
+# as text, so no `--` is needed (it still works).
+_TEXT_ARG = {"ignore_unknown_options": True}
+
+
+@fold_app.command("scan", context_settings=_TEXT_ARG)
 @guarded("fold scan")
 def scan_cmd(
     prompt: Annotated[str, typer.Argument(help="The user's prompt.")],
@@ -102,7 +110,7 @@ def scan_cmd(
     emit(result, as_json)
 
 
-@fold_app.command("recall")
+@fold_app.command("recall", context_settings=_TEXT_ARG)
 @guarded("fold recall")
 def recall_cmd(
     query: Annotated[str, typer.Argument(help="What to look for.")],

@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
         git: Git = False, claude: Claude = False, codex: Codex = False,
         project: Project = False, user: User = False,
         strict: Annotated[bool, typer.Option(help="git: a failed checkpoint blocks the commit.")] = False,
-        keep: Annotated[int, typer.Option(help="git: checkpoints kept (0 = all).")] = 20,
+        keep: Annotated[int, typer.Option(help="git: checkpoints kept (0 = all).", min=0)] = 20,
         repo: RepoOpt = None, json: JsonOpt = False,
     ) -> None:  # fmt: skip
         """Install hooks; an existing git hook is kept as .legacy and still runs."""

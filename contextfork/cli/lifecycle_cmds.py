@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @guarded("log")
     def log(
-        limit: Annotated[int, typer.Option("-n", "--limit", help="How many commits.")] = 20,
+        limit: Annotated[int, typer.Option("-n", "--limit", help="How many commits.", min=1)] = 20,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Transcript to seed telemetry and failures (a path, or `auto`)."),
         ] = None,
         trigger: Annotated[str, typer.Option(hidden=True)] = "cli",
-        file_cap: Annotated[int, typer.Option(help="Max bytes per untracked snapshot.")] = 1 << 20,
+        file_cap: Annotated[int, typer.Option(help="Max bytes per untracked snapshot.", min=0)] = 1 << 20,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:

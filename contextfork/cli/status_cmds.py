@@ -16,7 +16,9 @@ TranscriptOpt = Annotated[
 ]
 WindowOpt = Annotated[
     int | None,
-    typer.Option("--context-window", help="Context window size, to show the share used."),
+    typer.Option(
+        "--context-window", help="Context window size, to show the share used.", min=1
+    ),
 ]
 
 

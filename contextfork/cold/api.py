@@ -28,6 +28,7 @@ from contextfork.cold.layout import (
 from contextfork.cold.store import fold_node, load_policy, policy_notice, read_node
 from contextfork.envelope import Problem, Result
 from contextfork.errors import NotFoundError, UsageError
+from contextfork.inputfile import require_regular
 
 
 def open_layout(
@@ -93,9 +94,7 @@ def fold_session(
 
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
-    if not Path(transcript).is_file():
-        raise NotFoundError(f"transcript {transcript} not found")
-    sess = load_session(transcript)
+    sess = load_session(require_regular(Path(transcript), "transcript"))
     phash = policy_sha256(load_policy(layout))
     total = len(sess.steps)
     done = 0

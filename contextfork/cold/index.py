@@ -21,6 +21,7 @@ from contextfork.atomic import write_chunks
 from contextfork.cold.identifiers import PREFIX_MAX_EXTRA, prefix_eligible, shorter_partners
 from contextfork.cold.layout import IPCF_VERSION, StoreLayout, step_key
 from contextfork.errors import IntegrityError
+from contextfork.statedir import ensure_for_store
 
 INDEX_VERSION = 1
 AUTO_VIEW_MAX_NODES = 512
@@ -56,6 +57,7 @@ class UnreadableIndex(IntegrityError):
 
 
 def connect(layout: StoreLayout) -> sqlite3.Connection:
+    ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(layout.sqlite, timeout=30, isolation_level=None)
     try:

@@ -27,6 +27,7 @@ from pathlib import Path
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
 from contextfork.paths import contained
 from contextfork.sessionids import check_session_id as check_session_id  # re-exported
+from contextfork.statedir import ensure_for_store
 
 IPCF_VERSION = "1.1"
 NODE_VERSION = 1
@@ -217,6 +218,7 @@ def default_session(session: str | None) -> str:
 @contextlib.contextmanager
 def store_lock(layout: StoreLayout, *, exclusive: bool = True) -> Iterator[None]:
     """Serialise writers across processes (hooks run in parallel); readers share the lock."""
+    ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
     layout.ensure_contained()
     fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)

@@ -113,17 +113,21 @@ class TreeEntry:
     kind: str
     sha: str
     path: str
+    size: int | None = None  # bytes of a blob, as git reports it without reading the object
 
 
 def ls_tree_all(root: Path, rev: str) -> list[TreeEntry]:
-    data = run(root, ["ls-tree", "-r", "-z", "--full-tree", rev]).stdout
+    """Every entry of ``rev``'s tree, recursively, with blob sizes (``--long``): callers can
+    refuse an oversized object before anything reads it."""
+    data = run(root, ["ls-tree", "-r", "-z", "--long", "--full-tree", rev]).stdout
     entries = []
     for rec in data.split(b"\0"):
         if not rec:
             continue
         meta, _, name = rec.partition(b"\t")
-        mode, kind, sha = meta.decode().split(" ")
-        entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape")))
+        mode, kind, sha, size = meta.decode().split()
+        entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape"),
+                                 int(size) if size.isdigit() else None))
     return entries
 
 

@@ -10,10 +10,14 @@ Stdlib only.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from contextfork.errors import ContextforkError
+from contextfork.inputfile import open_regular
 from contextfork.paths import state_path
+from contextfork.statedir import ensure_state_dir
 
 TAIL_BYTES = 512 * 1024
 DEFAULT_WARNING = 50_000
@@ -46,11 +50,11 @@ def _codex_tokens(obj: dict[str, Any]) -> int | None:
 def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | None:
     """Tokens in the window at the latest recorded model call, None when nothing is recorded."""
     try:
-        size = transcript.stat().st_size
-        with open(transcript, "rb") as fh:
+        with open_regular(transcript, "transcript") as fh:  # a FIFO must not block the hook
+            size = os.fstat(fh.fileno()).st_size
             fh.seek(max(0, size - tail_bytes))
             chunk = fh.read()
-    except OSError:
+    except (OSError, ContextforkError):
         return None
     lines = chunk.split(b"\n")
     if size > tail_bytes:
@@ -60,8 +64,8 @@ def recorded_footprint(transcript: Path, tail_bytes: int = TAIL_BYTES) -> int | 
             continue
         try:
             obj = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            continue  # a line still being written, or one larger than the tail
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue  # a line still being written, one larger than the tail, or too deep
         if not isinstance(obj, dict):
             continue
         if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
@@ -113,21 +117,6 @@ def load_thresholds(root: Path) -> Thresholds:
     fork = _int(tokens.get("fork")) or DEFAULT_FORK
     return Thresholds(warning, max(fork, warning))
 
-
-def ensure_state_dir(root: Path) -> None:
-    """Before the first write into a repo's ``.contextfork/``, keep it out of ``git status``.
-
-    Exports do this too, but a hook may be the first to write there (a log line, the warning
-    state); git is only consulted that once.
-    """
-    if (root / ".contextfork").exists():
-        return
-    try:
-        from contextfork import gitstate
-
-        gitstate.ensure_excluded(root)
-    except Exception:  # noqa: BLE001, S110 - an unexcluded state dir is cosmetic, never fatal
-        pass
 
 
 def _state_path(root: Path, session_id: str) -> Path:

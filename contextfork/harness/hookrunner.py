@@ -128,7 +128,7 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
         from datetime import UTC, datetime
 
         from contextfork import atomic
-        from contextfork.harness.footprint import ensure_state_dir
+        from contextfork.statedir import ensure_state_dir
 
         ensure_state_dir(root)
         path = state_path(root, "logs", "hooks.log")
@@ -378,8 +378,13 @@ HANDLERS: dict[str, Callable[[HookInput], dict[str, Any]]] = {
 }
 
 
+MAX_STDIN_BYTES = 8 * 1024 * 1024  # hook input is a small JSON object; /dev/zero must not hang
+
+
 def _read_stdin() -> dict[str, Any]:
-    raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+    raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1) if sys.stdin is not None else b""
+    if len(raw) > MAX_STDIN_BYTES:
+        raise ValueError(f"hook input larger than {MAX_STDIN_BYTES} bytes")
     if not raw.strip():
         return {}
     obj = json.loads(raw)

@@ -469,5 +469,13 @@ def build_server() -> MCPServer:
     return server
 
 
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # one JSON-RPC line; a peer without newlines is cut off
+
+
 def run_stdio() -> None:
+    import sys
+
+    from contextfork.inputfile import bounded_text_stdin
+
+    sys.stdin = bounded_text_stdin(MAX_MESSAGE_BYTES)
     build_server().run("stdio")

@@ -7,6 +7,7 @@ from typing import Any
 
 from contextfork import gitstate
 from contextfork.envelope import Result
+from contextfork.errors import UsageError
 from contextfork.package import export as export_mod
 from contextfork.package import store
 
@@ -89,6 +90,8 @@ def export_from_options(
     from contextfork.package import handoff as handoff_mod
     from contextfork.package import seeding
 
+    if file_cap < 0:
+        raise UsageError(f"--file-cap must be 0 or more bytes, not {file_cap}")
     loc = gitstate.locate(repo)
     opts = export_mod.ExportOptions(
         goal=goal,

@@ -17,9 +17,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from contextfork.errors import UsageError
+from contextfork.errors import NotFoundError, UsageError
+from contextfork.inputfile import read_regular
 
 HANDOFF_VERSION = "1.2"
+MAX_HANDOFF_BYTES = 16 * 1024 * 1024
 PLACEHOLDER_RE = re.compile(r"\[\[unfilled:[^\]]*\]\]")
 PARTS = ("active_goal", "settled_decisions", "failed_approaches", "open_risks", "next_action")
 
@@ -112,10 +114,10 @@ JINJA_FILTERS = {"barred": barred, "names_step": names_step}
 def load_input(path: Path) -> dict[str, Any]:
     """Read --handoff FILE and check it against ``HandoffInput`` (pydantic, imported lazily)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
+        raw = json.loads(read_regular(path, "handoff file", limit=MAX_HANDOFF_BYTES))
+    except NotFoundError as exc:
         raise UsageError(f"handoff file not found: {path}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise UsageError(f"handoff file {path} is not valid JSON: {exc}") from exc
     return parse_input(raw, str(path))
 

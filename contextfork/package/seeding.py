@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.errors import NotFoundError, UsageError
+from contextfork.inputfile import require_regular
 
 TRIGGERS = ("cli", "pre-commit", "pre-compact", "mcp", "fork", "demo")
 
@@ -31,9 +32,7 @@ def resolve_transcript(spec: Path, root: Path) -> Path:
                 f"no Claude Code transcript for {root}", hint="pass --transcript PATH"
             )
         return found
-    if not spec.is_file():
-        raise NotFoundError(f"transcript not found: {spec}")
-    return spec
+    return require_regular(spec, "transcript")
 
 
 def seed_from_transcript(spec: Path, root: Path) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from pydantic import BaseModel, ValidationError
 
 from contextfork import gitstate
 from contextfork.envelope import Problem, Severity
-from contextfork.errors import ExitCode
+from contextfork.errors import ExitCode, NotFoundError, UsageError
 from contextfork.hashing import canonical_sha256, sha256_file
+from contextfork.inputfile import read_regular
 from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
 from contextfork.package.models import (
@@ -49,7 +50,7 @@ INTEGRITY_CODES = frozenset(
     {
         "manifest_missing", "manifest_invalid", "hash_mismatch", "size_mismatch", "file_missing",
         "extra_file", "package_hash_mismatch", "symlink_in_package", "snapshot_mismatch",
-        "unsafe_path", "id_mismatch",
+        "unsafe_path", "id_mismatch", "not_regular_file",
     }
 )  # fmt: skip
 
@@ -80,10 +81,14 @@ def _err(code: str, msg: str, path: str | None = None) -> Problem:
 
 def _load_json(pkg: Path, rel: str, problems: list[Problem]) -> Any:
     try:
-        return json.loads((pkg / rel).read_bytes().decode("utf-8"))
-    except FileNotFoundError:
+        # read_regular: a FIFO or device planted in a package must not hang validate
+        return json.loads(read_regular(pkg / rel, "package file").decode("utf-8"))
+    except (FileNotFoundError, NotFoundError):
         return None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except UsageError as exc:
+        problems.append(_err("not_regular_file", exc.message, rel))
+        return None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         problems.append(_err("json_invalid", f"not valid JSON: {exc}", rel))
         return None
 
@@ -169,6 +174,9 @@ def _walk(pkg: Path, problems: list[Problem]) -> list[str]:
             rel = full.relative_to(pkg).as_posix()
             if full.is_symlink():
                 problems.append(_err("symlink_in_package", "symlink inside the package", rel))
+                continue
+            if not full.is_file():
+                problems.append(_err("not_regular_file", "not a regular file", rel))
                 continue
             found.append(rel)
     return found

@@ -8,6 +8,7 @@ from pathlib import Path
 from contextfork.cold.layout import StoreLayout
 from contextfork.envelope import Result
 from contextfork.errors import NotFoundError, UsageError
+from contextfork.inputfile import require_regular
 from contextfork.render.api import render
 from contextfork.render.policies import parse_policies, policy
 from contextfork.render.replay import Progress, load_price_card, replay
@@ -25,9 +26,7 @@ def _ctx(ctx: object) -> str:
 def _load(transcript: Path) -> Session:
     from contextfork.transcript import load_session
 
-    if not transcript.is_file():
-        raise NotFoundError(f"transcript {transcript} not found")
-    return load_session(transcript)
+    return load_session(require_regular(transcript, "transcript"))
 
 
 def _cold_layout(

@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from contextfork.errors import NotFoundError, UsageError
+from contextfork.errors import UsageError
+from contextfork.inputfile import read_regular
 from contextfork.render.api import call_steps, make_renderer
 from contextfork.render.bill import (
     DEFAULT_TTL,
@@ -47,6 +48,7 @@ from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
 REPORT_VERSION = "2"
+MAX_PRICE_CARD = 4 * 1024 * 1024
 
 
 class _M(BaseModel):
@@ -158,11 +160,10 @@ def load_price_card(path: Path | None) -> PriceCard | None:
     """The card of a file; None without one (each session is then priced by its model)."""
     if path is None:
         return None
-    if not path.is_file():
-        raise NotFoundError(f"price card {path} not found")
+    data = read_regular(path, "price card", limit=MAX_PRICE_CARD)
     try:
-        return PriceCardFile.model_validate(json.loads(path.read_text("utf-8"))).card()
-    except (json.JSONDecodeError, ValidationError) as err:
+        return PriceCardFile.model_validate(json.loads(data.decode("utf-8"))).card()
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValidationError) as err:
         first = str(err).splitlines()[0]
         raise UsageError(f"price card {path} is not valid: {first}",
                          hint="see schemas/price-card.schema.json") from None

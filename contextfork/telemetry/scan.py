@@ -214,7 +214,7 @@ def scan(path: Path, state: ScanState | None = None) -> ScanState:
                 continue
             try:
                 obj = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 state.malformed += 1
                 continue
             if isinstance(obj, dict):

@@ -19,6 +19,7 @@ from contextfork.telemetry import policy
 from contextfork.telemetry.scan import ScanState, scan
 
 FALLBACK = "[ contextfork ]"
+MAX_STDIN_BYTES = 8 * 1024 * 1024  # Claude Code sends a small JSON object
 
 
 def cache_dir() -> Path:
@@ -209,14 +210,23 @@ def render(payload: dict[str, Any]) -> str:
     return line
 
 
+def _read_stdin() -> bytes:
+    """At most MAX_STDIN_BYTES + 1 bytes (a text-only stdin, as in tests, is read as text)."""
+    buf = getattr(sys.stdin, "buffer", None)
+    if buf is not None:
+        return bytes(buf.read(MAX_STDIN_BYTES + 1))
+    return sys.stdin.read(MAX_STDIN_BYTES + 1).encode("utf-8", "surrogateescape")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print one status line; exit 0 whatever happens."""
     try:
         if argv and argv[0] in ("-h", "--help"):
             print("usage: contextfork statusline  (reads Claude Code's statusLine JSON on stdin)")
             return 0
-        data = sys.stdin.read() if not sys.stdin.isatty() else ""
-        payload = json.loads(data) if data.strip() else {}
+        data = _read_stdin() if not sys.stdin.isatty() else b""
+        fits = len(data) <= MAX_STDIN_BYTES  # larger is not Claude Code's input: ignore it
+        payload = json.loads(data) if fits and data.strip() else {}
         line = render(payload if isinstance(payload, dict) else {})
     except BaseException:  # noqa: BLE001 - the status line must never fail the harness
         line = FALLBACK

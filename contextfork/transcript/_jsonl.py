@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork.errors import NotFoundError, UsageError
+from contextfork.errors import UsageError
+from contextfork.inputfile import bounded_lines, max_line_bytes, open_regular
 
 
 @dataclass
@@ -37,26 +38,26 @@ class ReadStats:
 
 
 def open_checked(path: Path) -> Any:
-    """Open for binary reading, turning OS errors into one clear user-facing error."""
-    try:
-        if path.is_dir():
-            raise UsageError(f"{path}: is a directory, not a transcript file")
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise NotFoundError(f"transcript not found: {path}") from None
-    except PermissionError:
-        raise UsageError(f"{path}: permission denied") from None
-    except OSError as err:
-        raise UsageError(f"{path}: cannot read ({err.strerror or err})") from None
+    """Open a regular file for binary reading; a FIFO, device or directory is one clear error."""
+    return open_regular(path, "transcript")
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, int, bytes, bool]]:
-    """(line number, byte offset, raw bytes, complete?) for every line of ``path``."""
+def iter_lines(path: Path) -> Iterator[tuple[int, int, bytes | None, bool]]:
+    """(line number, byte offset, raw bytes, complete?) for every line of ``path``.
+
+    ``raw`` is ``None`` for a line longer than the read bound (it was skipped unread); a UTF-8
+    byte order mark before the first line is not part of it.
+    """
     with open_checked(path) as fh:
-        offset = 0
-        for lineno, raw in enumerate(fh, start=1):
-            yield lineno, offset, raw, raw.endswith(b"\n")
-            offset += len(raw)
+        for lineno, (offset, raw, complete) in enumerate(bounded_lines(fh), start=1):
+            yield lineno, offset, raw, complete
+
+
+def _bad(stats: ReadStats, lineno: int, reason: str) -> None:
+    stats.malformed += 1
+    if stats.first_bad_line is None:
+        stats.first_bad_line = lineno
+        stats.first_bad_reason = reason
 
 
 def read_records(path: Path) -> ReadStats:
@@ -64,25 +65,23 @@ def read_records(path: Path) -> ReadStats:
     stats = ReadStats()
     for lineno, offset, raw, complete in iter_lines(path):
         stats.lines = lineno
+        if raw is None:
+            _bad(stats, lineno, f"line longer than {max_line_bytes()} bytes")
+            continue
         if not raw.strip():
             continue
         try:
             text = raw.decode("utf-8")
             obj = json.loads(text)
-        except (UnicodeDecodeError, ValueError) as err:
+        except (UnicodeDecodeError, ValueError, RecursionError) as err:
             if not complete:
                 stats.partial_tail = True
                 continue
-            stats.malformed += 1
-            if stats.first_bad_line is None:
-                stats.first_bad_line = lineno
-                stats.first_bad_reason = str(err).split(":")[0]
+            reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+            _bad(stats, lineno, reason.split(":")[0])
             continue
         if not isinstance(obj, dict):
-            stats.malformed += 1
-            if stats.first_bad_line is None:
-                stats.first_bad_line = lineno
-                stats.first_bad_reason = "not a JSON object"
+            _bad(stats, lineno, "not a JSON object")
             continue
         stats.records.append(Record(lineno, offset, text, obj))
     return stats

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contextfork.errors import NotFoundError, UsageError
+from contextfork.errors import UsageError
+from contextfork.inputfile import read_regular
 
 _WS = " \t\n\r"
 _DECODER = json.JSONDecoder()
@@ -26,12 +27,8 @@ class Element:
 
 
 def read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise NotFoundError(f"transcript not found: {path}") from None
-    except OSError as err:
-        raise UsageError(f"{path}: cannot read ({err.strerror or err})") from None
+    """The file as text; a FIFO or device is refused (``open_regular``), a BOM is kept."""
+    data = read_regular(path, "transcript")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -83,13 +80,16 @@ def _array(path: Path, text: str, i: int) -> tuple[list[Element], int]:
 def document(path: Path, key: str) -> tuple[Any, list[Element]]:
     """Parse ``path``; return the whole value and the spans of its array (top level or ``key``)."""
     text = read_text(path)
-    i = _skip(text, 0)
+    bom = 1 if text.startswith("\ufeff") else 0  # a BOM is no part of the document
+    i = _skip(text, bom)
     if i >= len(text):
         raise UsageError(f"{path}: empty file, not a transcript")
     try:
-        whole = json.loads(text)
+        whole = json.loads(text[bom:])
     except json.JSONDecodeError as err:
-        raise _bad(path, text, err.pos, f"invalid JSON ({err.msg})") from None
+        raise _bad(path, text, err.pos + bom, f"invalid JSON ({err.msg})") from None
+    except RecursionError:
+        raise UsageError(f"{path}: JSON nested too deeply, not a transcript") from None
     if text[i] == "[":
         elements, _ = _array(path, text, i)
         return whole, elements

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from contextfork.errors import UsageError
+from contextfork.inputfile import open_regular
 from contextfork.transcript._jsonl import iter_lines
 
 Format = Literal["claude-code", "codex", "pi", "mini-swe-agent", "plain"]
@@ -42,6 +43,8 @@ def _line_format(obj: dict[str, Any]) -> Format | None:
 
 def _first_char(path: Path) -> bytes:
     for _lineno, _off, raw, _complete in iter_lines(path):
+        if raw is None:
+            return b"?"  # an over-long first line: let the line sniffing judge the file
         stripped = raw.lstrip()
         if stripped:
             return stripped[:1]
@@ -60,11 +63,14 @@ def detect_format(path: Path) -> Format:
     for lineno, _off, raw, complete in iter_lines(path):
         if lineno > _SNIFF_LINES:
             break
+        if raw is None:
+            bad_line = bad_line or lineno
+            continue
         if not raw.strip():
             continue
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             if not complete:
                 break
             bad_line = bad_line or lineno
@@ -92,7 +98,7 @@ def detect_format(path: Path) -> Format:
 
 def _whole_json_format(path: Path) -> Format:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, "transcript") as fh:
             head = fh.read(1 << 16)
     except OSError as err:
         raise UsageError(f"{path}: cannot read ({err.strerror or err})") from None
