@@ -100,7 +100,7 @@ def fold_keyed(
                 path = layout.node_path(p.step_id)
                 if p.action == "write":
                     if path.exists() or path.is_symlink():
-                        existing = read_node(layout, p.step_id)  # an orphan of a crash
+                        existing = read_node(layout, p.step_id, check_index=False)  # an orphan of a crash
                         if existing["payload_sha256"] != p.node["payload_sha256"]:
                             raise IntegrityError(
                                 f"cold_nodes/{path.name} is not indexed and holds other bytes",

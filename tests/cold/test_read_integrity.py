@@ -150,3 +150,24 @@ def test_a_policy_that_differs_from_the_default_is_announced(folded: Repo) -> No
     _write_policy(folded)
     code, out, _err = _cli(folded, "status")
     assert "differs from the default" not in out
+
+
+def test_the_next_fold_session_adopts_the_orphan_a_killed_fold_left(repo: Repo, tmp_path: Path) -> None:
+    """A fold killed between writing a node and indexing it leaves an orphan: the next fold of
+    the same session verifies it and indexes it instead of refusing (CONF-12 is about serving)."""
+    import sqlite3
+
+    from tests.harness import cc_fixture
+
+    transcript = cc_fixture.write(tmp_path / "s.jsonl", repo.path)
+    args = ("fold", "session", "--transcript", str(transcript), "--session", SESSION)
+    assert run_cli(*args, cwd=repo.path).returncode == 0
+    conn = sqlite3.connect(_store(repo) / "index.sqlite3")
+    conn.execute("DELETE FROM nodes WHERE step_id=1")
+    conn.execute("DELETE FROM step_keys WHERE step_id=1")
+    conn.commit()
+    conn.close()
+    res = run_cli(*args, cwd=repo.path)
+    assert res.returncode == 0, res.stderr
+    assert run_cli("fold", "validate", "--session", SESSION, cwd=repo.path).returncode == 0
+    assert _cli(repo, "hydrate", "1")[0] == 0
