@@ -15,7 +15,7 @@ from typing import Any
 
 from contextfork import atomic
 from contextfork.resources import data_dir, render_html_template
-from contextfork.view.charts import line_chart
+from contextfork.svgchart import line_chart
 from contextfork.view.model import SessionView, build
 
 PAGE_SIZE = 100
