@@ -9,22 +9,8 @@ from typing import Any
 
 from tests.helpers import Repo, run_cli
 from tests.transcript import cc21
-from tests.transcript.builders import dumps
 
 SID = cc21.SESSION
-
-
-def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(dumps(o) + "\n" for o in lines), encoding="utf-8")
-    return path
-
-
-def _upto(name: str, **kw: Any) -> list[dict[str, Any]]:
-    """The session as it was on disk right after the line ``name`` was written (mid-turn)."""
-    lines = cc21.lines(**kw)
-    cut = next(i for i, o in enumerate(lines) if o.get("uuid") == cc21.uid(name))
-    return lines[: cut + 1]
 
 
 def _fold(repo: Repo, t: Path) -> Any:
@@ -59,7 +45,7 @@ def test_folding_again_after_the_session_grew_adds_only_the_new_steps(
 def test_a_step_still_growing_is_stored_as_a_new_version_never_a_conflict(
     repo: Repo, tmp_path: Path
 ) -> None:
-    t = _write(tmp_path / "s.jsonl", _upto("s5"))  # PreCompact fired mid-turn: no result yet
+    t = cc21.write_lines(tmp_path / "s.jsonl", cc21.upto("s5"))  # PreCompact fired mid-turn: no result yet
     assert _fold(repo, t).returncode == 0
     cc21.write(t)
     res = _fold(repo, t)
@@ -78,11 +64,11 @@ def test_a_step_still_growing_is_stored_as_a_new_version_never_a_conflict(
 
 def test_a_rewound_session_folds_its_new_branch_under_new_ids(repo: Repo, tmp_path: Path) -> None:
     lines = cc21.lines(second_compaction=False)
-    t = _write(tmp_path / "s.jsonl", lines)
+    t = cc21.write_lines(tmp_path / "s.jsonl", lines)
     assert _fold(repo, t).returncode == 0
     branch = dict(lines[-2], uuid="aaaaaaaa-0000-4000-8000-000000000001",
                   parentUuid=cc21.uid("s2"), message={"role": "user", "content": "no, revert"})
-    _write(t, [*lines, branch])
+    cc21.write_lines(t, [*lines, branch])
     res = _fold(repo, t)
     assert res.returncode == 0, res.stderr  # position 3 now holds another step: no conflict
     assert res.json()["data"]["step_ids"] == {"3": 7}
@@ -92,13 +78,13 @@ def test_a_complete_step_with_other_bytes_under_its_key_is_an_integrity_error(
     repo: Repo, tmp_path: Path
 ) -> None:
     lines = cc21.lines()
-    t = _write(tmp_path / "s.jsonl", lines)
+    t = cc21.write_lines(tmp_path / "s.jsonl", lines)
     assert _fold(repo, t).returncode == 0
     edited = [dict(o) for o in lines]
     for o in edited:
         if o.get("uuid") == cc21.uid("s2"):
             o["message"] = dict(o["message"], content=[{"type": "text", "text": "all green"}])
-    _write(t, edited)
+    cc21.write_lines(t, edited)
     res = _fold(repo, t)
     assert res.returncode == 3 and "different bytes" in res.stdout
 
@@ -120,12 +106,12 @@ def test_an_open_step_seen_complete_and_unchanged_is_closed_so_later_edits_confl
     t = cc21.write(tmp_path / "s.jsonl", second_compaction=False)  # step 6 is last: open
     assert _fold(repo, t).returncode == 0
     lines = cc21.lines(grow=1)
-    _write(t, lines)
+    cc21.write_lines(t, lines)
     assert _fold(repo, t).json()["data"]["written"] == 2  # step 6 unchanged, now complete
     for o in lines:
         if o.get("uuid") == cc21.uid("s6"):
             o["message"] = dict(o["message"], content=[{"type": "text", "text": "lint fails"}])
-    _write(t, lines)
+    cc21.write_lines(t, lines)
     assert _fold(repo, t).returncode == 3
 
 
@@ -137,7 +123,7 @@ def test_the_render_store_reads_a_grown_step_by_position_as_its_newest_version(
     from contextfork.transcript import load_session
 
     layout = layout_at(tmp_path / "store" / "s-render")
-    partial = load_session(_write(tmp_path / "a.jsonl", _upto("s5")))
+    partial = load_session(cc21.write_lines(tmp_path / "a.jsonl", cc21.upto("s5")))
     persist_steps(layout, partial, [s.index for s in partial.steps])  # step 5 still growing
     whole = load_session(cc21.write(tmp_path / "b.jsonl"))
     rep = persist_steps(layout, whole, [s.index for s in whole.steps])

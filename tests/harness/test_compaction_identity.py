@@ -10,22 +10,9 @@ from typing import Any
 from contextfork.transcript import load_session
 from tests.helpers import Repo, run_cli
 from tests.transcript import cc21
-from tests.transcript.builders import dumps
 
 SID = cc21.SESSION
 STUB = re.compile(r"step (\d+), [\d,]+ chars, sha256 ([0-9a-f]{64})")
-
-
-def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(dumps(o) + "\n" for o in lines), encoding="utf-8")
-    return path
-
-
-def _upto(name: str, **kw: Any) -> list[dict[str, Any]]:
-    lines = cc21.lines(**kw)
-    cut = next(i for i, o in enumerate(lines) if o.get("uuid") == cc21.uid(name))
-    return lines[: cut + 1]
 
 
 def _padded(lines: list[dict[str, Any]], size: int = 3000) -> list[dict[str, Any]]:
@@ -57,9 +44,9 @@ def _packages(repo: Repo) -> list[Path]:
 def test_pre_compact_twice_in_one_session_folds_and_exports_both_times(
     repo: Repo, tmp_path: Path
 ) -> None:
-    t = _write(tmp_path / "proj" / f"{SID}.jsonl", _upto("s3"))  # auto-compaction mid-turn
+    t = cc21.write_lines(tmp_path / "proj" / f"{SID}.jsonl", cc21.upto("s3"))  # auto-compaction mid-turn
     assert _pre_compact(repo, t).returncode == 0
-    _write(t, _upto("s6"))  # compacted, went on, and compacts again mid-turn
+    cc21.write_lines(t, cc21.upto("s6"))  # compacted, went on, and compacts again mid-turn
     assert _pre_compact(repo, t).returncode == 0
     folds = [e for e in _log(repo) if e.get("event") == "pre-compact"]
     assert len(folds) == 2 and all(e.get("action") == "fold+export" for e in folds), folds
@@ -72,9 +59,9 @@ def test_fork_after_a_compaction_exits_0_and_keeps_the_preserved_segment(
 ) -> None:
     # results big enough that stubbing them makes the fork smaller (a fork that saves
     # nothing is not written)
-    t = _write(tmp_path / "proj" / f"{SID}.jsonl", _padded(_upto("s5")))
+    t = cc21.write_lines(tmp_path / "proj" / f"{SID}.jsonl", _padded(cc21.upto("s5")))
     assert _pre_compact(repo, t).returncode == 0  # step 5 folded while still growing
-    _write(t, _padded(cc21.lines()))
+    cc21.write_lines(t, _padded(cc21.lines()))
     res = run_cli("fork", "--transcript", str(t), "--json", "--min-chars", "10", cwd=repo.path)
     assert res.returncode == 0, res.stderr + res.stdout
     fork = Path(res.json()["data"]["fork"])

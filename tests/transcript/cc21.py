@@ -136,9 +136,20 @@ def lines(cwd: str = "/home/u/proj", *, second_compaction: bool = True,
 
 
 def write(path: Path, cwd: str = "/home/u/proj", **kw: Any) -> Path:
+    return write_lines(path, lines(cwd, **kw))
+
+
+def write_lines(path: Path, objs: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(dumps(o) + "\n" for o in lines(cwd, **kw)), encoding="utf-8")
+    path.write_text("".join(dumps(o) + "\n" for o in objs), encoding="utf-8")
     return path
+
+
+def upto(name: str, **kw: Any) -> list[dict[str, Any]]:
+    """The session as it was on disk right after the line ``name`` was written (mid-turn)."""
+    objs = lines(**kw)
+    cut = next(i for i, o in enumerate(objs) if o.get("uuid") == uid(name))
+    return objs[: cut + 1]
 
 
 def uid(name: str) -> str:
