@@ -69,11 +69,11 @@ def open_index(root: Path, session: str) -> FoldIndex:
         stepkeys.ensure(conn)
         keys = {int(r[0]): r[1] for r in conn.execute("SELECT step_id, key FROM step_keys")}
         rows = idx.node_rows(conn, idx.all_steps(conn))
-    entries = []
+    newest: dict[str, int] = {}
     for sid in sorted(rows):
-        row = rows[sid]
-        if row["superseded_by"] is not None:
-            continue  # an older version of a step that grew: its newest version stands for it
-        key = keys.get(sid) or f"index:{sid}"
-        entries.append(StepEntry(sid, str(key), int(row["token_count"]), str(row["summary"])))
+        newest[str(keys.get(sid) or f"index:{sid}")] = sid
+    # An older version of a step that grew is left out: its newest version stands for it.
+    # (``superseded_by`` in the index is IPCF's intent ownership, not versions: not used here.)
+    entries = [StepEntry(sid, key, int(rows[sid]["token_count"]), str(rows[sid]["summary"]))
+               for key, sid in sorted(newest.items(), key=lambda kv: kv[1])]
     return FoldIndex(layout, tuple(entries))
