@@ -12,14 +12,14 @@ from tests.transcript.builders import CC, text, tool_use, write_jsonl
 SESSION = "s1"
 
 
-def synthetic_records(steps: int = 6) -> list[dict[str, Any]]:
+def synthetic_records(steps: int = 6, lines: int = 40) -> list[dict[str, Any]]:
     """A Claude Code session: one prompt, then ``steps`` tool calls with distinct outputs."""
     cc = CC(session_id=SESSION)
     recs: list[dict[str, Any]] = [cc.user("port the service to the new database")]
     for i in range(1, steps + 1):
         recs.append(cc.assistant(f"m{i}", [text(f"checking part {i}"),
                                            tool_use(f"t{i}", "Bash", command=f"cat part{i}.txt")]))
-        body = "\n".join(f"part {i} line {n}: value_{i}_{n} = {i * n}" for n in range(40))
+        body = "\n".join(f"part {i} line {n}: value_{i}_{n} = {i * n}" for n in range(lines))
         recs.append(cc.result(f"t{i}", body))
     recs.append(cc.assistant("mend", [text("done: every part checked")]))
     return recs
