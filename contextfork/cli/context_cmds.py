@@ -47,6 +47,9 @@ def context_cmd(
     record: Annotated[bool, typer.Option("--record", help="peek: record it (as expand).")] = False,
     kind: Annotated[str | None, typer.Option("--kind", help="unmark: all|pin|expand|brief|boundary.")] = None,
     clear: Annotated[bool, typer.Option("--clear", help="reboundary: back to automatic.")] = False,
+    transcript: Annotated[Path | None, typer.Option("--transcript", help="status: also render it and list the folds of that view.")] = None,
+    policy: Annotated[str | None, typer.Option("--policy", help="status with --transcript: epoch | refold.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="status with --transcript: boundary period.")] = None,
     args: Annotated[str | None, typer.Option("--args", help="The verb's arguments as one JSON object.")] = None,
     session: Annotated[str | None, typer.Option("--session", help="Session id (default: $CONTEXTFORK_SESSION, else 'default').")] = None,
     repo: RepoOpt = None,
@@ -61,6 +64,8 @@ def context_cmd(
         "step": step, "steps": _span(steps) if steps is not None else None, "key": key,
         "text": text, "offset": offset, "max_chars": max_chars, "view": view,
         "record": True if record else None, "kind": kind, "clear": True if clear else None,
+        "transcript": str(transcript) if transcript is not None else None, "policy": policy,
+        "k": k,
     }
     for name, value in flags.items():
         if value is not None:
@@ -75,5 +80,3 @@ def register(app: typer.Typer) -> None:
         guarded("context")(context_cmd)
     )
 
-
-__all__ = ["Path", "register"]
