@@ -173,6 +173,11 @@ def steps_by_key(identities: Iterable[tuple[int, str]]) -> dict[str, int]:
 def load_for_store(store_dir: Path) -> Decisions:
     """The decisions beside a cold store directory (page-in knows its store, not its repo)."""
     path = Path(store_dir) / FILE_NAME
+    if path.is_symlink():
+        from contextfork.errors import UnsafeStateDir
+
+        raise UnsafeStateDir(f"{Path(store_dir).name}/{FILE_NAME} is a symlink; contextfork "
+                             "refuses to read through it", hint="remove it")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
