@@ -43,6 +43,7 @@ def context_cmd(
     text: Annotated[str | None, typer.Option("--text", help="brief: the agent's words.")] = None,
     offset: Annotated[int | None, typer.Option("--offset", help="peek: byte offset.")] = None,
     max_chars: Annotated[int | None, typer.Option("--max-chars", help="peek: at most this many characters.")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="peek: at most this many o200k tokens.")] = None,
     view: Annotated[str | None, typer.Option("--view", help="peek: raw | readable.")] = None,
     record: Annotated[bool, typer.Option("--record", help="peek: record it (as expand).")] = False,
     kind: Annotated[str | None, typer.Option("--kind", help="unmark: all|pin|expand|brief|boundary.")] = None,
@@ -62,7 +63,7 @@ def context_cmd(
     given: dict[str, object] = _args_json(args) if args is not None else {}
     flags: dict[str, object | None] = {
         "step": step, "steps": _span(steps) if steps is not None else None, "key": key,
-        "text": text, "offset": offset, "max_chars": max_chars, "view": view,
+        "text": text, "offset": offset, "max_chars": max_chars, "max_tokens": max_tokens, "view": view,
         "record": True if record else None, "kind": kind, "clear": True if clear else None,
         "transcript": str(transcript) if transcript is not None else None, "policy": policy,
         "k": k,

@@ -177,7 +177,7 @@ def _mutate(root: Path, session: str, verb: str, args: Mapping[str, object]) -> 
 
 
 def _peek(root: Path, session: str, args: Mapping[str, object]) -> Result:
-    _only(args, "peek", ("step", "key", "offset", "max_chars", "view", "record"))
+    _only(args, "peek", ("step", "key", "offset", "max_chars", "max_tokens", "view", "record"))
     index = open_index(root, session)
     entries = target_keys(index, args, "peek", required=True)
     if len(entries) != 1:

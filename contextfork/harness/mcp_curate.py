@@ -16,7 +16,7 @@ def contextfork_context(
     """Curate a session's folds (see docs/curate.md). verb: status | peek | expand | refold |
     pin | unpin | brief | reboundary | unmark. args names steps as {"step": N},
     {"steps": [first, last]} or {"key": K}; plus text (brief: your words for a fold, kept
-    verbatim), offset / max_chars / view / record (peek: a verified slice, ephemeral unless
+    verbatim), offset / max_chars / max_tokens / view / record (peek: a verified slice, ephemeral unless
     record=true), kind (unmark: all|pin|expand|brief|boundary), clear (reboundary: automatic
     again), transcript / policy / k (status: also the folds and epochs of the live view).
     pin holds a step raw through every fold, in `fork` too; page-in prefers it on ties."""
