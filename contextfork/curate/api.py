@@ -198,10 +198,13 @@ def run_verb(root: Path, session: str, verb: str, args: Mapping[str, object]) ->
     """Run one curation verb; every decision is durable before this returns."""
     if not isinstance(args, Mapping):
         raise UsageError("args must be an object")
+    from contextfork.cold.layout import find_repo_root
+
+    root = find_repo_root(Path(root))  # a subdirectory names its repository's store
     if verb == "status":
-        return _status(Path(root), session, args)
+        return _status(root, session, args)
     if verb == "peek":
-        return _peek(Path(root), session, args)
+        return _peek(root, session, args)
     if verb in _MUTATIONS:
-        return _mutate(Path(root), session, verb, args)
+        return _mutate(root, session, verb, args)
     raise UsageError(f"unknown verb {verb!r}", hint=f"choose from {', '.join(VERBS)}")

@@ -151,3 +151,11 @@ def test_concurrent_decisions_from_many_processes_are_all_kept(folded: Path) -> 
     assert [p.wait(timeout=120) for p in procs] == [0] * 6
     d = load_decisions(folded, SESSION)
     assert len(d.pinned) == 6 and d.revision == 6
+
+
+def test_a_subdirectory_names_its_repositorys_decisions(folded: Path) -> None:
+    sub = folded / "src"
+    sub.mkdir(exist_ok=True)
+    run_verb(sub, SESSION, "pin", {"step": 2})
+    assert len(load_decisions(folded, SESSION).pinned) == 1
+    assert not (sub / ".contextfork").exists()
