@@ -153,3 +153,18 @@ def test_a_pin_on_the_recorded_pi_session_survives_its_epoch_commits(transcripts
     assert pin not in {r.step for r in view.removals}
     assert any(m.step == pin and m.kind == "output" for m in view.messages)
     assert len({r.step for r in view.removals if r.kind == "fold"}) >= len(folded) - 1
+
+
+def test_a_brief_given_after_the_fold_rewrites_its_note_once() -> None:
+    s = long_session(60)
+    r = make_renderer(s, EPOCH)
+    assert isinstance(r, ReFoldRenderer)
+    for t in range(1, 51):
+        view = r.advance(t)
+    _fid, steps = next((f, st) for f, st in view.folds.items() if len(st) >= 2)
+    key = f"index:{steps[0]}"
+    r.apply_decisions(Decisions(briefs={key: Brief(key, (key,), "the agent's own words")}))
+    view = r.advance(51)
+    notes = [m.content for m in view.messages if m.kind == "note"]
+    assert sum(f"s{steps[0]} (agent brief): the agent's own words" in n for n in notes) == 1
+    assert steps[0] in {rm.step for rm in view.removals if rm.kind == "fold"}
