@@ -65,9 +65,6 @@ class Decisions:
         """Shown raw by the renderer: pinned (through every fold) or expanded (until refold)."""
         return key in self.pinned or key in self.expanded
 
-    def brief_for(self, key: str) -> Brief | None:
-        return self.briefs.get(key)
-
     def brief_covering(self, key: str) -> Brief | None:
         """The brief whose span holds ``key`` (the first by its key, for determinism)."""
         for k in sorted(self.briefs):
@@ -163,11 +160,6 @@ def save_decisions(root: Path, decisions: Decisions) -> Path:
     data = (json.dumps(decisions.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     write_bytes(path, data)
     return path
-
-
-def steps_by_key(identities: Iterable[tuple[int, str]]) -> dict[str, int]:
-    """Stable key → position for a rendered history (``(step.index, step.identity)`` pairs)."""
-    return {key: index for index, key in identities}
 
 
 def load_for_store(store_dir: Path) -> Decisions:
