@@ -40,7 +40,9 @@ def test_conf11_showcase_and_edge_cases_hash_like_the_reference_peer(repo: Repo)
     assert [v["step_id"] for v in vectors][:8] == SHOWCASE_IDS
     problems: list[str] = []
     for v in vectors:
-        api.fold_step(v["step_id"], v["summary"], v["payload"].encode(), repo=repo.path, session="peer")
+        api.fold_step(
+            v["step_id"], v["summary"], v["payload"].encode(), repo=repo.path, session="peer"
+        )
         problems += _diff(_node(repo, "peer", v["step_id"]), v)
     assert problems == []
 
