@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from contextfork import githooks
 from contextfork.errors import UsageError
+from contextfork.lifecycle import githooks
 from contextfork.package import store
 from tests.helpers import Repo, clean_env, cli
 
@@ -165,5 +165,5 @@ def test_hook_scripts_call_the_installing_interpreter_by_absolute_path(repo: Rep
 
     githooks.install(repo.path)
     text = (_hooks(repo) / "pre-commit").read_text()
-    assert f"{sys.executable} -m contextfork.githooks pre-commit" in text
+    assert f"{sys.executable} -m contextfork.lifecycle.githooks pre-commit" in text
     assert os.path.isabs(sys.executable) and githooks.MARKER in text
