@@ -341,3 +341,43 @@ def referenced_sessions(packages: list[Path]) -> tuple[list[str], list[Problem]]
             elif sid not in found:
                 found.append(sid)
     return found, problems
+
+
+@dataclass
+class ColdBatch:
+    """The sessions packages reference, verified and committed, ready to send with them."""
+
+    outs: list[Outgoing]
+    problems: list[Problem]
+
+
+def prepare_for_packages(root: Path, remote: str, packages: list[Path]) -> ColdBatch:
+    """``prepare_all`` for the sessions ``packages`` reference that exist here (a secret in
+    any refuses the whole push, packages included, before anything is sent)."""
+    names, problems = referenced_sessions(packages)
+    here = set(local_sessions(root))
+    problems += [Problem("warning", "cold_session_absent", "referenced, but not in this "
+                         "repository's cold store: not pushed", s) for s in names if s not in here]  # fmt: skip
+    return ColdBatch(prepare_all(root, remote, [s for s in names if s in here]), problems)
+
+
+def send_prepared(root: Path, remote: str, batch: ColdBatch) -> Result:
+    res = send(root, remote, batch.outs)
+    res.problems = batch.problems + res.problems
+    return res
+
+
+def pull_for_packages(root: Path, remote: str, packages: list[Path]) -> Result:
+    names, problems = referenced_sessions(packages)
+    res = pull(root, remote, names, required=False)
+    res.problems = problems + res.problems
+    return res
+
+
+def carried(result: Result, cold: Result) -> Result:
+    """A package push/pull result with the cold sessions it carried (``data["cold"]``)."""
+    result.data["cold"] = cold.data
+    result.problems += cold.problems
+    result.exit_code = max(result.exit_code, cold.exit_code)
+    result.text = f"{result.text}\n{cold.text}" if result.text else cold.text
+    return result
