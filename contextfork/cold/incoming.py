@@ -12,8 +12,9 @@ with nothing written locally:
    verified like a local read: all three identities (payload, IPCF projection, artifact), the
    node schema, the step id of its name and the session of its ref; a different node under a
    step id the local store uses (its file, or the identity its index recorded) is a conflict;
-3. publish, under the store's lock, after re-checking the local store: the node files (each
-   atomic), then their index rows in one transaction. Until that transaction commits no read
+3. publish, under the store's lock, after re-checking the local store: the node files (written
+   in a staging directory, flushed together, each renamed into place without replacing
+   anything), then their index rows in one transaction. Until that transaction commits no read
    serves a pulled node (an unindexed node file is an orphan, refused by ``read_node``), so an
    interrupted pull publishes nothing; pulling again adopts the identical files it left.
 """
@@ -28,8 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import gitstate
-from contextfork.atomic import write_bytes
+from contextfork import atomic, gitstate
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
 from contextfork.cold.layout import STEP_MAX, StoreLayout, policy_sha256, step_key, store_lock
@@ -42,6 +42,7 @@ NODES_DIR = "cold_nodes"
 NODE_PATH = re.compile(r"cold_nodes/step_(\d{6})\.json")
 MAX_ENV = "CONTEXTFORK_COLD_PULL_MAX_BYTES"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # one session's nodes, and any one node
+STAGING = ".pull-"  # node files being written, inside the session directory
 
 
 def max_bytes() -> int:
@@ -124,20 +125,20 @@ def _recorded(layout: StoreLayout) -> dict[int, str]:
         return {int(r[0]): str(r[1]) for r in conn.execute("SELECT step_id, artifact_sha256 FROM nodes")}
 
 
-def _schema_checker() -> Any:
-    import jsonschema
+def _verified(raw: bytes, sid: int, where: str, session: str) -> dict[str, Any]:
+    """A node's identities, then its shape: the model the node schema mirrors, strict (no
+    coercion), ~70x faster than the JSON Schema validator on real nodes."""
+    from pydantic import ValidationError
 
-    from contextfork.resources import load_schema
+    from contextfork.cold.models import ColdNode
 
-    return jsonschema.Draft202012Validator(load_schema("cold-node.schema.json"))
-
-
-def _verified(raw: bytes, sid: int, where: str, session: str, checker: Any) -> dict[str, Any]:
     node = verify_node(raw, where=where, step_id=sid)
-    errs = sorted(checker.iter_errors(node), key=lambda e: list(e.absolute_path))
-    if errs:
-        at = "/".join(str(p) for p in errs[0].absolute_path) or "(root)"
-        raise IntegrityError(f"{where}: not a valid cold node ({at}: {errs[0].message})")
+    try:
+        ColdNode.model_validate(node, strict=True)
+    except ValidationError as err:
+        first = err.errors()[0]
+        at = "/".join(str(p) for p in first["loc"]) or "(root)"
+        raise IntegrityError(f"{where}: not a valid cold node ({at}: {first['msg']})") from None
     if node["session_id"] != session:
         raise IntegrityError(f"{where}: belongs to session {node['session_id']!r}, not {session!r}")
     return node
@@ -168,13 +169,12 @@ def verify_fetched(root: Path, layout: StoreLayout, commit: str, where: str) -> 
     local_ids = dict(zip(local, gitstate.blob_ids(root, list(local.values())), strict=True))
     recorded = _recorded(layout)
     wanted = sorted(s for s, e in by_sid.items() if local_ids.get(s) != e.sha)
-    checker = _schema_checker()
     shas = [by_sid[s].sha for s in wanted]
     try:
         with contextlib.closing(gitstate.iter_blobs(root, shas, max_bytes())) as blobs:
             for sid, (_sha, raw) in zip(wanted, blobs, strict=True):
                 rel = f"{where}:cold_nodes/{step_key(sid)}.json"
-                node = _verified(raw, sid, rel, session, checker)
+                node = _verified(raw, sid, rel, session)
                 if sid in local:
                     raise _conflict(session, sid, "the local node file holds other bytes")
                 if recorded.get(sid, node["artifact_sha256"]) != node["artifact_sha256"]:
@@ -218,12 +218,16 @@ def publish(layout: StoreLayout, inc: Incoming) -> int:
     if not inc.new and not inc.adopt:
         return 0
     with store_lock(layout):
+        atomic.sweep_stale(layout.dir, (STAGING,))  # what a killed pull left
         policy = ensure_policy(layout)
         with idx.opened(layout) as conn:
             stepkeys.ensure(conn)  # DDL outside the transaction
             to_index = _recheck(layout, inc, conn)
-            for raw, node in inc.new:  # phase 1: node files, each atomic
-                write_bytes(layout.node_path(int(node["step_id"])), raw)
+            if inc.new:  # phase 1: node files, flushed together, then each renamed into place
+                with atomic.staging_dir(layout.dir, STAGING) as staging:
+                    for raw, node in inc.new:
+                        atomic.write_into(staging, f"{step_key(int(node['step_id']))}.json", raw)
+                    atomic.publish_files(staging, layout.nodes_dir)
             kill_point("cold-pull-between-phases")
             try:
                 with idx.transaction(conn):  # phase 2: what makes them readable, at once

@@ -97,12 +97,26 @@ class Outgoing:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _secret_kinds(name: str, raw: bytes, node: dict[str, Any]) -> list[str]:
-    """Secret kinds in a node as it will be sent: its JSON text and every string in it, and a
-    base64 payload's decoded bytes (redaction at fold time only sees UTF-8 text)."""
-    from contextfork.package.secrets import file_kinds, kinds_in
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [str(k), *_strings(v)]]
+    return []
 
-    found = set(file_kinds(name, raw))
+
+def _secret_kinds(raw: bytes, node: dict[str, Any]) -> list[str]:
+    """Secret kinds in a node as it will be sent: its JSON text, every string in it (decoded,
+    one line each: a node holds thousands of index terms, scanned in one pass), and a base64
+    payload's bytes (redaction at fold time only sees UTF-8 text). The package scanner's rules
+    (``package.secrets.kinds_in``, ``redact.find_secrets``)."""
+    from contextfork.package.secrets import kinds_in
+    from contextfork.redact import find_secrets
+
+    found = set(kinds_in(raw))
+    found.update(kind for _s, _e, kind in find_secrets("\n".join(_strings(node))))
     if node.get("content_encoding") == "base64":
         found.update(kinds_in(payload_bytes_of(node)))
     return sorted(found)
@@ -176,7 +190,7 @@ def prepare(root: Path, remote: str, session: str) -> Outgoing | None:
             if node["session_id"] != session:
                 raise IntegrityError(f"cold session {session}: {NODES_DIR}/{name} belongs to "
                                      f"session {node['session_id']!r}; nothing pushed")  # fmt: skip
-            kinds = _secret_kinds(name, raw, node)
+            kinds = _secret_kinds(raw, node)
             if kinds:
                 out.secrets[f"{NODES_DIR}/{name}"] = kinds
     sub = gitstate.make_tree(root, [("100644", "blob", sha, n) for n, sha in sorted(entries.items())])

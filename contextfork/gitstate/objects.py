@@ -9,7 +9,9 @@ blobs one at a time with the size git announces checked before a byte of content
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import threading
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,15 +129,22 @@ def iter_blobs(root: Path, shas: list[str], max_size: int) -> Generator[tuple[st
     if not shas:
         return
     proc = subprocess.Popen(
-        ["git", *_PINNED, "cat-file", "--batch"],
+        ["git", *_PINNED, "cat-file", "--batch", "--buffer"],
         cwd=root, env=git_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
+    stdin = proc.stdin
+
+    def ask() -> None:  # requests from a thread: git answers while we read, no round trips
+        with contextlib.suppress(OSError, ValueError):
+            stdin.write("".join(f"{sha}\n" for sha in shas).encode())
+            stdin.close()
+
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
     try:
         for sha in shas:
-            proc.stdin.write(f"{sha}\n".encode())
-            proc.stdin.flush()
             header = proc.stdout.readline().split()
             if len(header) != 3:
                 raise GitError(f"git cat-file: object {sha} is missing")
@@ -150,7 +159,7 @@ def iter_blobs(root: Path, shas: list[str], max_size: int) -> Generator[tuple[st
                 raise GitError(f"git cat-file: object {sha} was cut short")
             yield sha, data
     finally:
-        proc.stdin.close()
-        proc.kill()
+        proc.kill()  # a refused object: git need not send the rest
         proc.wait()
+        asker.join()
         proc.stdout.close()

@@ -63,6 +63,8 @@ def test_fold_in_a_push_pull_in_b_pages_in_the_same_verified_bytes(two: Machines
     for step in range(1, 9):
         assert node_file(two.b, step).read_bytes() == node_file(two.a, step).read_bytes()
     assert indexed(two.b) == indexed(two.a)
+    view = "recall_index.json"  # the IPCF view: same nodes, same bytes
+    assert (store(two.b) / view).read_bytes() == (store(two.a) / view).read_bytes()
     _ok("fold", "validate", "--session", SESSION, cwd=two.b.path)
     scan_a, hydrate_a = _paged(two.a.path)
     scan_b, hydrate_b = _paged(two.b.path)
