@@ -117,6 +117,22 @@ def check_tree(session: str, entries: list[gitstate.TreeEntry]) -> dict[int, git
     return out
 
 
+ROOT_TREE_MAX = 4096  # the layout's root tree is one entry (37 bytes); room to name strays
+NODES_TREE_MAX = STEP_MAX * 64  # an entry of cold_nodes is 45 bytes
+
+
+def _check_tree_sizes(root: Path, session: str, commit: str) -> None:
+    """The trees themselves are objects too: a tree of millions of entries is refused from its
+    size before ``ls-tree`` would list it into memory."""
+    trees = {"/": (f"{commit}^{{tree}}", ROOT_TREE_MAX), NODES_DIR: (f"{commit}:{NODES_DIR}", NODES_TREE_MAX)}
+    sizes = gitstate.object_sizes(root, [rev for rev, _limit in trees.values()])
+    for name, (rev, limit) in trees.items():
+        found = sizes.get(rev)
+        if found is not None and found[0] == "tree" and found[1] > limit:
+            raise _refuse(session, f"tree {name!r} holds {found[1]} bytes, over the {limit} "
+                                   "any cold store needs (nothing listed)")  # fmt: skip
+
+
 def _recorded(layout: StoreLayout) -> dict[int, str]:
     """Step id → artifact_sha256 the local index recorded (empty when there is no index)."""
     if not layout.sqlite.exists():
@@ -157,6 +173,7 @@ def verify_fetched(root: Path, layout: StoreLayout, commit: str, where: str) -> 
     if gitstate.object_type(root, commit) != "commit":
         raise _refuse(session, f"{where} is not a commit")
     layout.ensure_contained()
+    _check_tree_sizes(root, session, commit)
     by_sid = check_tree(session, gitstate.ls_tree_all(root, commit))
     inc = Incoming(session, commit, nodes=len(by_sid))
     local: dict[int, Path] = {}

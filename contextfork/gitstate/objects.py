@@ -67,6 +67,19 @@ def object_type(root: Path, sha: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
+def object_sizes(root: Path, revs: list[str]) -> dict[str, tuple[str, int] | None]:
+    """(type, size) of each object ``revs`` name (``cat-file --batch-check``: no content is
+    read), None for one that does not exist."""
+    if not revs:
+        return {}
+    data = run(root, ["cat-file", "--batch-check"], input="".join(f"{r}\n" for r in revs).encode()).stdout
+    out: dict[str, tuple[str, int] | None] = {}
+    for rev, line in zip(revs, data.decode("utf-8", "replace").splitlines(), strict=True):
+        parts = line.split()
+        out[rev] = (parts[1], int(parts[2])) if len(parts) == 3 and parts[2].isdigit() else None
+    return out
+
+
 def is_ancestor(root: Path, a: str, b: str) -> bool:
     """``a`` is ``b`` or one of its ancestors."""
     return run(root, ["merge-base", "--is-ancestor", a, b], check=False).returncode == 0

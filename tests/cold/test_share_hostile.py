@@ -92,6 +92,14 @@ def test_pull_refuses_an_oversize_object_before_reading_it(two: Machines) -> Non
     assert "exceed the pull limit of 200000 bytes" in err and "no object was read" in err
 
 
+def test_pull_refuses_an_oversize_tree_before_listing_it(two: Machines) -> None:
+    b = blob(two.a, b"x")
+    junk = [f"100644 blob {b}\tjunk_{i:04d}" for i in range(200)]
+    forge(two.a, [f"040000 tree {subtree(two.a, remote_tree(two.a))}\tcold_nodes", *junk])
+    err = _refused_pull(two)
+    assert "tree '/' holds" in err and "nothing listed" in err
+
+
 HOSTILE = {
     "dot-dot": ("cold_nodes", "100644 blob {b}\t.."),
     "dot-git": ("cold_nodes", "100644 blob {b}\t.git"),
