@@ -155,3 +155,17 @@ def test_pull_of_a_session_the_remote_lacks_is_not_found(two: Machines) -> None:
     assert res.returncode == 4 and res.stderr.count("\n") == 1
     res = cli("fold", "pull", "--json", cwd=two.b.path)
     assert res.returncode == 0 and res.json()["data"]["sessions"] == {}
+
+
+def test_a_pulled_session_is_a_whole_store_refolding_its_transcript_in_b_writes_nothing(
+    two: Machines, transcripts_dir: Path
+) -> None:
+    """Pull indexes each node's stable step key too, so B folding the same transcript (its
+    PreCompact hook, say) recognises every step instead of storing them again."""
+    transcript = transcripts_dir / "claude-code" / "tool_heavy.jsonl"
+    folded = _ok("fold", "session", "--transcript", str(transcript), "--session", "th", cwd=two.a.path)
+    _ok("fold", "push", "--session", "th", cwd=two.a.path)
+    assert _ok("fold", "pull", "--session", "th", cwd=two.b.path)["sessions"]["th"]["indexed"] == folded["steps"]
+    again = _ok("fold", "session", "--transcript", str(transcript), "--session", "th", cwd=two.b.path)
+    assert again["steps"] == folded["steps"] and again["written"] == 0
+    _ok("fold", "validate", "--session", "th", cwd=two.b.path)
