@@ -133,7 +133,7 @@ def _check_tree_sizes(root: Path, session: str, commit: str) -> None:
                                    "any cold store needs (nothing listed)")  # fmt: skip
 
 
-def _recorded(layout: StoreLayout) -> dict[int, str]:
+def recorded_identities(layout: StoreLayout) -> dict[int, str]:
     """Step id → artifact_sha256 the local index recorded (empty when there is no index)."""
     if not layout.sqlite.exists():
         return {}
@@ -184,7 +184,7 @@ def verify_fetched(root: Path, layout: StoreLayout, commit: str, where: str) -> 
         if path.exists():
             local[sid] = path
     local_ids = dict(zip(local, gitstate.blob_ids(root, list(local.values())), strict=True))
-    recorded = _recorded(layout)
+    recorded = recorded_identities(layout)
     wanted = sorted(s for s, e in by_sid.items() if local_ids.get(s) != e.sha)
     shas = [by_sid[s].sha for s in wanted]
     try:
@@ -223,7 +223,7 @@ def _recheck(layout: StoreLayout, inc: Incoming, conn: sqlite3.Connection) -> li
     for sid in inc.adopt:
         if sid not in recorded:
             raw = layout.node_path(sid).read_bytes()
-            to_index.append(verify_node(raw, where=f"cold_nodes/{step_key(sid)}.json", step_id=sid))
+            to_index.append(_verified(raw, sid, f"cold_nodes/{step_key(sid)}.json", inc.session))
     inc.new = still_new
     return sorted(to_index, key=lambda n: int(n["step_id"]))
 

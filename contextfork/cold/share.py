@@ -142,12 +142,12 @@ def _store_files(layout: StoreLayout) -> tuple[dict[int, Path], list[Problem]]:
 def _local_snapshot(root: Path, layout: StoreLayout) -> tuple[dict[str, str], dict[int, str], list[Problem]]:
     """Under the store's shared lock (no fold half done): node name → blob id of every indexed
     node file (blobs written), the index's recorded identities, and what is left out."""
-    from contextfork.cold.incoming import _recorded
+    from contextfork.cold.incoming import recorded_identities
 
     s = layout.session_id
     with store_lock(layout, exclusive=False):
         files, problems = _store_files(layout)
-        recorded = _recorded(layout)
+        recorded = recorded_identities(layout)
         orphans = sorted(set(files) - set(recorded))
         missing = sorted(set(recorded) - set(files))
         kept = sorted(set(files) & set(recorded))
