@@ -75,6 +75,7 @@ def test_fold_in_a_push_pull_in_b_pages_in_the_same_verified_bytes(two: Machines
         assert h["verified"] is True
         assert h["payload_sha256"] == node_of(two.a, h["step_id"])["payload_sha256"]
     assert two.b.git("rev-parse", tracking_ref("origin", SESSION)) == commit
+    assert two.b.git("status", "--porcelain") == ""  # the pulled store stays out of git status
 
 
 def test_the_tree_is_a_function_of_the_nodes_and_each_push_is_one_commit_on_the_last(
