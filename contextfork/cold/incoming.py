@@ -64,10 +64,6 @@ class Incoming:
     new: list[tuple[bytes, dict[str, Any]]] = field(default_factory=list)  # (bytes, node)
     adopt: list[int] = field(default_factory=list)  # identical local files the index lacks
 
-    @property
-    def unchanged(self) -> int:
-        return self.nodes - len(self.new) - len(self.adopt)
-
 
 def _refuse(session: str, what: str) -> IntegrityError:
     return IntegrityError(f"cold session {session}: {what}; nothing was written")

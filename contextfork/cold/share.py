@@ -36,6 +36,7 @@ from contextfork.cold.node import payload_bytes_of, verify_node
 from contextfork.cold.rebuild import node_names
 from contextfork.envelope import Problem, Result
 from contextfork.errors import CheckFailed, ContextforkError, IntegrityError, NotFoundError
+from contextfork.testhooks import kill_point
 
 REF_PREFIX = "refs/contextfork/cold/"
 QUARANTINE_PREFIX = "refs/contextfork/quarantine/cold/"
@@ -241,6 +242,7 @@ def send(root: Path, remote: str, outs: list[Outgoing], command: str = "fold pus
     for o in outs:
         if o.commit != o.prev:
             gitstate.set_ref(root, REF_PREFIX + o.session, o.commit, o.prev)
+    kill_point("cold-push-before-send")  # the next push finds its commit and sends it
     verdicts = {v.ref: v for v in gitstate.push_verdicts(
         root, remote, [f"{o.commit}:{REF_PREFIX}{o.session}" for o in outs])} if outs else {}  # fmt: skip
     pushed: dict[str, dict[str, Any]] = {}

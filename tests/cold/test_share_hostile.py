@@ -246,3 +246,16 @@ def test_push_refuses_a_symlinked_node_file(tmp_path: Path) -> None:
     res = cli("fold", "push", cwd=m.a.path)
     assert res.returncode == 3 and "symlink" in res.stderr
     assert store(m.a).exists()
+
+
+def test_a_push_killed_before_sending_is_completed_by_the_next_one(tmp_path: Path) -> None:
+    m = machines(tmp_path)
+    fold_scenario(m.a)
+    res = run_cli("fold", "push", cwd=m.a.path, env={"CONTEXTFORK_TEST_KILL_AT": "cold-push-before-send"})
+    assert res.returncode == -9
+    made = m.a.git("rev-parse", f"{REF_PREFIX}{SESSION}")
+    assert git(m.remote, "for-each-ref", "refs/contextfork") == ""
+    again = cli("fold", "push", "--json", cwd=m.a.path)
+    assert again.returncode == 0, again.stderr
+    assert again.json()["data"]["sessions"][SESSION]["new_commit"] is False  # the one made before
+    assert git(m.remote, "rev-parse", f"{REF_PREFIX}{SESSION}") == made
