@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
         _targets(git, claude, codex)
         root = repo_root(repo)
         if git:
-            from contextfork import githooks
+            from contextfork.lifecycle import githooks
 
             emit(githooks.install(root, strict=strict, keep=keep), json)
         elif claude:
@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
         _targets(git, claude, codex)
         root = repo_root(repo)
         if git:
-            from contextfork import githooks
+            from contextfork.lifecycle import githooks
 
             emit(githooks.uninstall(root), json)
         elif claude:
@@ -129,6 +129,6 @@ def register(app: typer.Typer) -> None:
         strict: Annotated[bool, typer.Option(help="Fail the hook on an internal error.")] = False,
     ) -> None:
         """Run a git hook's work (fail-open unless --strict); for hook managers."""
-        from contextfork import githooks
+        from contextfork.lifecycle import githooks
 
         raise typer.Exit(githooks.main([hook, *(["--strict"] if strict else [])]))

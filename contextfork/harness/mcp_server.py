@@ -279,10 +279,10 @@ def clean_session_context(
     unconsumed packages are kept unless force=true."""
 
     def run() -> Result:
-        from contextfork import packages_admin
+        from contextfork.lifecycle import admin
 
         root = workspace_root(workspace)
-        return packages_admin.clean(root, keep=keep, yes=confirm, force=force)
+        return admin.clean(root, keep=keep, yes=confirm, force=force)
 
     return _call(run)
 
