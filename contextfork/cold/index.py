@@ -21,7 +21,7 @@ from contextfork.atomic import write_chunks
 from contextfork.cold.identifiers import PREFIX_MAX_EXTRA, prefix_eligible, shorter_partners
 from contextfork.cold.layout import IPCF_VERSION, StoreLayout, step_key
 from contextfork.errors import IntegrityError
-from contextfork.statedir import ensure_for_store
+from contextfork.layout import ensure_for_store
 
 INDEX_VERSION = 1
 AUTO_VIEW_MAX_NODES = 512

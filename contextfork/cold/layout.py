@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from contextfork.errors import IntegrityError, NotFoundError, UsageError
+from contextfork.errors import IntegrityError, UsageError
+from contextfork.layout import cold_root, ensure_for_store, repo_root
 from contextfork.paths import contained
 from contextfork.sessionids import check_session_id as check_session_id  # re-exported
-from contextfork.statedir import ensure_for_store
 
 IPCF_VERSION = "1.1"
 NODE_VERSION = 1
@@ -104,35 +104,6 @@ def check_step_id(step_id: int) -> int:
     return step_id
 
 
-def _walk_up_for_git(start: Path) -> Path | None:
-    cur = start.resolve()
-    for cand in (cur, *cur.parents):
-        if (cand / ".git").exists():
-            return cand
-    return None
-
-
-def find_repo_root(repo: Path | None) -> Path:
-    """The git root of ``repo`` (or of the cwd), via ``contextfork.gitstate``.
-
-    Falls back to walking up for ``.git`` when git itself cannot answer (no git binary, a bare
-    ``.git`` placeholder), so the store still opens where a repository is evident.
-    """
-    from contextfork import gitstate
-    from contextfork.errors import ContextforkError
-
-    start = Path(repo) if repo is not None else Path.cwd()
-    if not start.exists():
-        raise NotFoundError(f"repository {start} does not exist", hint="pass --repo PATH")
-    try:
-        return Path(gitstate.repo_root(start))
-    except (ContextforkError, OSError):
-        found = _walk_up_for_git(start)
-    if found is None:
-        raise NotFoundError(f"{start} is not inside a git repository", hint="pass --repo PATH")
-    return found
-
-
 @dataclass(frozen=True)
 class StoreLayout:
     root: Path  # <repo>/.contextfork/cold
@@ -199,9 +170,7 @@ class StoreLayout:
 
 
 def layout_for(repo: Path | None, session_id: str) -> StoreLayout:
-    from contextfork.paths import state_path
-
-    root = state_path(find_repo_root(repo), "cold")
+    root = cold_root(repo_root(repo))
     return StoreLayout(root=root, session_id=check_session_id(session_id))
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from contextfork.paths import state_path
+from contextfork import layout
 
 MAX_CONTEXT_CHARS = 9_500  # Claude Code caps additionalContext near 10,000 characters
 LABEL_SUMMARY = 160
@@ -72,18 +72,6 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
-def find_root(start: Path) -> Path | None:
-    """The enclosing git work tree (walks up for ``.git``; no git process on the hot path)."""
-    try:
-        cur = Path(os.path.realpath(start))
-    except OSError:
-        return None
-    for cand in (cur, *cur.parents):
-        if os.path.lexists(cand / ".git"):
-            return cand
-    return None
-
-
 def _session_id(v: Any) -> str | None:
     """The session id when it is a plain name; anything else (``../x``, ``/abs``) counts as absent.
 
@@ -110,7 +98,7 @@ def parse_input(event: str, raw: dict[str, Any], *, codex: bool) -> HookInput:
         event=event,
         harness=harness,
         cwd=cwd,
-        root=find_root(cwd),
+        root=layout.find_repo(cwd),
         session_id=_session_id(raw.get("session_id")),
         transcript=Path(transcript).expanduser() if transcript else None,
         prompt=_str(raw.get("prompt")) or "",
@@ -128,10 +116,8 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
         from datetime import UTC, datetime
 
         from contextfork import atomic
-        from contextfork.statedir import ensure_state_dir
-
-        ensure_state_dir(root)
-        path = state_path(root, "logs", "hooks.log")
+        layout.ensure_state_dir(root)
+        path = layout.hooks_log(root)
         line = (
             json.dumps(
                 {"at": datetime.now(UTC).isoformat(timespec="milliseconds"), **record},
@@ -182,20 +168,12 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
     return out, left
 
 
-def fork_record_path(root: Path, session_id: str) -> Path:
-    """Where ``contextfork fork`` records which session a fork continues."""
-    from contextfork.sessionids import check_session_id
-
-    check_session_id(session_id)
-    return state_path(root, "harness", "forks", f"{session_id}.json")
-
-
 def parent_session(root: Path, session_id: str) -> str | None:
     """The session a fork continues (its stubs point into that session's cold store)."""
     from contextfork.errors import UsageError
 
     try:
-        data = json.loads(fork_record_path(root, session_id).read_bytes())
+        data = json.loads(layout.fork_record(root, session_id).read_bytes())
     except (OSError, ValueError, UsageError):
         return None
     parent = data.get("forked_from") if isinstance(data, dict) else None
@@ -219,15 +197,14 @@ def _hydrated_nodes(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from contextfork.cold import api as cold_api
     from contextfork.cold.layout import StoreLayout, check_session_id
-    from contextfork.paths import state_path
 
     assert hook.root is not None
-    layout = StoreLayout(state_path(hook.root, "cold"), check_session_id(session_id))
-    if not layout.sqlite.exists():
+    store = StoreLayout(layout.cold_root(hook.root), check_session_id(session_id))
+    if not store.sqlite.exists():
         return [], {"store": "absent"}
     # One token budget selects; the characters left in the hook's output decide what is shown,
     # and only what is shown is recorded as hydrated (the store re-verifies every node it reads).
-    res = cold_api.scan(hook.prompt, store_dir=layout.dir, char_budget=char_budget)
+    res = cold_api.scan(hook.prompt, store_dir=store.dir, char_budget=char_budget)
     nodes = []
     for pick, block in zip(res.data["selected"], res.data["blocks"], strict=True):
         summary = " ".join(str(pick["summary"]).split())
@@ -408,7 +385,7 @@ def main(argv: list[str]) -> int:
         )
         return 0
     try:
-        root = find_root(Path.cwd())
+        root = layout.find_repo(Path.cwd())
         raw = _read_stdin()
         if not event:
             event = _ALIASES.get(str(raw.get("hook_event_name", "")).lower(), "")

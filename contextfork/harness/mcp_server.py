@@ -149,7 +149,8 @@ def export_session_context(
         from contextfork.harness.briefs import transcript_seed
         from contextfork.package import api
         from contextfork.package.export import ExportOptions
-        from contextfork.package.handoff import parse_input, unfilled
+        from contextfork.package.handoff import unfilled
+        from contextfork.package.handoff_input import parse_input
 
         root = workspace_root(workspace)
         transcript = _transcript(transcript_path)

@@ -19,6 +19,7 @@ from pathlib import Path
 from contextfork import atomic, gitstate, signing
 from contextfork.envelope import Problem, Result
 from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
+from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import store
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
 from contextfork.paths import unsafe_reason
@@ -154,7 +155,7 @@ def push(
     Local commits are sent only with ``with_head``."""
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
-        raise NotFoundError(f"no packages in {store.packages_dir(root)} to push")
+        raise NotFoundError(f"no packages in {packages_dir(root)} to push")
     secrets = _secrets(refs)
     if secrets and not allow_secrets:
         raise _refuse(secrets, remote)
@@ -235,7 +236,7 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
             raise IntegrityError(f"package {package_id}: {e.path!r} is a {what}; refused")
     _check_sizes(package_id, entries)
     blobs = gitstate.read_blobs(root, [e.sha for e in entries])
-    base = store.packages_dir(root)
+    base = packages_dir(root)
     with atomic.staging_dir(base) as staging:
         for e in entries:
             atomic.write_into(staging, e.path, blobs[e.sha])
@@ -252,7 +253,7 @@ def pull(root: Path, remote: str) -> Result:
     prefix = _tracking_prefix(remote)
     heads = _tracking_prefix(remote, "-head")
     gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*", f"+{HEAD_PREFIX}*:{heads}*")
-    gitstate.ensure_excluded(root)
+    exclude_state_dir(root)
     local = {r.package_id for r in store.list_packages(root)}
     pulled, present, problems = [], [], []
     for name, sha in sorted(gitstate.refs_under(root, prefix).items()):

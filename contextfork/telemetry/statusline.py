@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from contextfork import layout
 from contextfork.telemetry import policy
 from contextfork.telemetry.scan import ScanState, scan
 
@@ -23,8 +24,7 @@ MAX_STDIN_BYTES = 8 * 1024 * 1024  # Claude Code sends a small JSON object
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "contextfork" / "statusline"
+    return layout.cache_dir("statusline")
 
 
 def _cache_file(transcript: Path) -> Path:
@@ -97,7 +97,7 @@ def _policy_root(start: Path) -> Path | None:
     """Nearest ancestor holding ``.contextfork/policy.json`` (no git call on this path)."""
     cur = start
     for _ in range(64):
-        if (cur / policy.POLICY_FILE).is_file():
+        if layout.has_policy(cur):
             return cur
         if cur.parent == cur:
             return None
@@ -131,13 +131,11 @@ def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
     the fork's footprint. Our fork record holds the fork's window, counted by the same function
     ``status`` uses (without the record — another clone — the figure is unknown).
     """
-    from contextfork.paths import state_path
-
     sid = transcript.stem
     cur = here
     for _ in range(64):
         try:
-            record = state_path(cur, "harness", "forks", f"{sid}.json")
+            record = layout.fork_record(cur, sid)
             with open(record, encoding="utf-8") as fh:
                 data = json.load(fh)
             ctx = data.get("context_tokens") if isinstance(data, dict) else None
