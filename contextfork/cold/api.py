@@ -317,7 +317,7 @@ def validate(
     from contextfork.cold.validate import exit_code_for, validate_store
 
     layout = open_layout(repo, session, store_dir)
-    with store_lock(layout, exclusive=False) if layout.dir.is_dir() and not layout.containment_problems() \
+    with store_lock(layout) if layout.dir.is_dir() and not layout.containment_problems() \
             else _null():
         problems = validate_store(layout)
     code = exit_code_for(problems)

@@ -8,7 +8,7 @@ Layout (IPCF-compatible, under ``<repo>/.contextfork/cold/<session_id>/``)::
     eviction_log.json             every eviction, in order
     turn_state.json               what is hydrated in the current turn (ours, not IPCF)
     index.sqlite3                 the inverted index scans actually use (ours, not IPCF)
-    .lock                         fcntl lock serialising writers across processes
+    .lock                         filelock lock serialising writers across processes
 
 Containment is checked on every open, whatever the policy says: the session id must be a plain
 name, and the resolved store must sit inside the repo's ``.contextfork/cold`` (no symlink
@@ -18,7 +18,6 @@ escape, no sibling-prefix directory such as ``cold-evil``).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -185,16 +184,17 @@ def default_session(session: str | None) -> str:
 
 
 @contextlib.contextmanager
-def store_lock(layout: StoreLayout, *, exclusive: bool = True) -> Iterator[None]:
-    """Serialise writers across processes (hooks run in parallel); readers share the lock."""
+def store_lock(layout: StoreLayout) -> Iterator[None]:
+    """Serialise writers across processes (hooks run in parallel); ``validate`` takes it too.
+
+    ``filelock``: flock on POSIX, ``LockFileEx`` on Windows, and a lock file opened without
+    following a symlink. Imported here, not at module level: only a store that is written pays
+    for it (~10 ms; the prompt hook's scan records what it hydrated, so it pays it too).
+    """
+    from filelock import FileLock  # lazy: hot path (importing the store stays cheap)
+
     ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
     layout.ensure_contained()
-    fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    with FileLock(layout.lock_file):
         yield
-    finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
