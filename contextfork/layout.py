@@ -21,6 +21,7 @@ import os
 import stat
 from pathlib import Path
 
+from contextfork.errors import NotFoundError, UnsafeStateDir
 from contextfork.sessionids import check_session_id
 
 STATE_DIR = ".contextfork"
@@ -72,8 +73,6 @@ def find_repo(start: Path | str) -> Path | None:
 
 def repo_root(repo: Path | str | None = None) -> Path:
     """The repository a command works on: ``--repo`` or the work tree of the cwd."""
-    from contextfork.errors import NotFoundError
-
     where = Path(repo) if repo is not None else Path.cwd()
     if not where.exists():
         raise NotFoundError(f"no such directory: {where}", hint="pass --repo PATH")
@@ -102,8 +101,6 @@ def state_path(root: Path, *parts: str) -> Path:
     last may be a regular file), or ``UnsafeStateDir`` (exit 3) names it. Missing components are
     fine: they are created below a checked real directory.
     """
-    from contextfork.errors import UnsafeStateDir
-
     path = Path(root)
     chain = (STATE_DIR, *parts)
     for i, name in enumerate(chain):

@@ -105,7 +105,7 @@ def load_thresholds(root: Path) -> Thresholds:
     defaults on a broken file, which is the right behaviour in front of a prompt too.
     """
     try:
-        from contextfork.telemetry.policy import read_policy_lenient
+        from contextfork.telemetry.policy import read_policy_lenient  # lazy: hot path
 
         tokens: Any = read_policy_lenient(root).get("tokens")
     except ImportError:
@@ -132,7 +132,9 @@ def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | 
     level = th.level(tokens)
     rank = LEVELS.index(level)
     if rank != last_rank:
-        from contextfork import atomic  # only on a crossing: tempfile/shutil stay off the path
+        from contextfork import (
+            atomic,  # lazy: hot path (only on a crossing: tempfile/shutil stay off the path)
+        )
 
         layout.ensure_state_dir(root)
         atomic.write_json(path, {"session_id": session_id, "warned_level": level, "tokens": tokens})

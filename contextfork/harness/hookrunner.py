@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from contextfork import layout
+from contextfork.errors import UsageError
+from contextfork.sessionids import check_session_id
 
 MAX_CONTEXT_CHARS = 9_500  # Claude Code caps additionalContext near 10,000 characters
 LABEL_SUMMARY = 160
@@ -78,9 +80,6 @@ def _session_id(v: Any) -> str | None:
     Paths under ``.contextfork/`` are built from it (warning state, fork records, the cold store),
     so hostile input must never reach them.
     """
-    from contextfork.errors import UsageError
-    from contextfork.sessionids import check_session_id
-
     sid = _str(v)
     if sid is None:
         return None
@@ -113,9 +112,9 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
     if root is None:
         return
     try:
-        from datetime import UTC, datetime
+        from datetime import UTC, datetime  # lazy: hot path
 
-        from contextfork import atomic
+        from contextfork import atomic  # lazy: hot path
         layout.ensure_state_dir(root)
         path = layout.hooks_log(root)
         line = (
@@ -170,8 +169,6 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
 
 def parent_session(root: Path, session_id: str) -> str | None:
     """The session a fork continues (its stubs point into that session's cold store)."""
-    from contextfork.errors import UsageError
-
     try:
         data = json.loads(layout.fork_record(root, session_id).read_bytes())
     except (OSError, ValueError, UsageError):
@@ -195,8 +192,8 @@ def _store_sessions(root: Path, session_id: str, max_hops: int = 8) -> list[str]
 def _hydrated_nodes(
     hook: HookInput, session_id: str, char_budget: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from contextfork.cold import api as cold_api
-    from contextfork.cold.layout import StoreLayout, check_session_id
+    from contextfork.cold import api as cold_api  # lazy: hot path
+    from contextfork.cold.layout import StoreLayout, check_session_id  # lazy: hot path
 
     assert hook.root is not None
     store = StoreLayout(layout.cold_root(hook.root), check_session_id(session_id))
@@ -264,7 +261,7 @@ def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
 
 
 def footprint_warning(hook: HookInput) -> tuple[str | None, dict[str, Any]]:
-    from contextfork.harness import footprint as fp
+    from contextfork.harness import footprint as fp  # lazy: hot path
 
     if hook.root is None or hook.session_id is None or hook.transcript is None:
         return None, {}
@@ -298,7 +295,7 @@ def on_user_prompt_submit(hook: HookInput) -> dict[str, Any]:
 
 
 def on_pre_compact(hook: HookInput) -> dict[str, Any]:
-    from contextfork.harness.briefs import pre_compact
+    from contextfork.harness.briefs import pre_compact  # lazy: hot path
 
     info = pre_compact(hook)
     log(
@@ -318,7 +315,7 @@ def _nothing_to_offer(hook: HookInput) -> bool:
     """The common start: no package due to this session (decided with the stdlib alone)."""
     if hook.root is None or (hook.source or "startup") == "compact":
         return False
-    from contextfork.harness.pairing import choose
+    from contextfork.harness.pairing import choose  # lazy: hot path
 
     return choose(hook.root, hook.session_id, hook.transcript) is None
 
@@ -327,7 +324,7 @@ def on_session_start(hook: HookInput) -> dict[str, Any]:
     if _nothing_to_offer(hook):
         context, info = "", {"package": None}  # briefs, package and resume stay unimported
     else:
-        from contextfork.harness.briefs import session_start
+        from contextfork.harness.briefs import session_start  # lazy: hot path
 
         context, info = session_start(hook)
     log(
@@ -414,7 +411,7 @@ def main(argv: list[str]) -> int:
     except BaseException as err:  # noqa: BLE001 - a hook must never block the harness
         if isinstance(err, KeyboardInterrupt):
             return 0
-        import traceback
+        import traceback  # lazy: hot path
         log(
             root,
             {

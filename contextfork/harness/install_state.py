@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork import atomic, layout
+from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_bytes, sha256_text
 
 RECORD_VERSION = 1
@@ -114,8 +115,6 @@ def note_write(
     if extra:
         rec.extra.update(extra)
     if root / layout.STATE_DIR in _record_file(root, target).parents:
-        from contextfork.errors import ContextforkError
-
         with contextlib.suppress(ContextforkError, OSError):  # not a repository: nothing to hide
             layout.exclude_state_dir(root)
     atomic.write_bytes(_record_file(root, target), atomic.dump_json_bytes(asdict(rec)))

@@ -20,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from contextfork.envelope import Result, envelope
 from contextfork.errors import ContextforkError, IntegrityError, NotFoundError, UsageError
 from contextfork.harness import allowed_roots
+from contextfork.package.handoff import unfilled
 from contextfork.package.models import ActiveGoal, Decision, FailedApproach, NextAction, Risk
 
 T = TypeVar("T")
@@ -149,7 +150,6 @@ def export_session_context(
         from contextfork.harness.briefs import transcript_seed
         from contextfork.package import api
         from contextfork.package.export import ExportOptions
-        from contextfork.package.handoff import unfilled
         from contextfork.package.handoff_input import parse_input
 
         root = workspace_root(workspace)
@@ -239,7 +239,6 @@ def get_package_details(workspace: str | None = None, package: str | None = None
         import json
 
         from contextfork.package import store
-        from contextfork.package.handoff import unfilled
 
         root = workspace_root(workspace)
         ref = store.resolve(root, package_spec(root, package))

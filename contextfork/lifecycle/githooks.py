@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contextfork import layout
+from contextfork import gitstate, layout
+from contextfork.errors import UsageError
 from contextfork.lifecycle.notes import NOTE_KEY, note_text, parse_note
 
 MARKER = "contextfork-managed-hook: v1"
@@ -56,9 +57,6 @@ def load_config(root: Path) -> dict[str, Any]:
 
 
 def _hooks_dir(root: Path) -> Path:
-    from contextfork import gitstate
-    from contextfork.errors import UsageError
-
     hdir = gitstate.hooks_path(root)
     configured = gitstate.config_get(root, "core.hooksPath")
     if configured and (hdir == root or root in hdir.parents) and not hdir.is_relative_to(
@@ -74,11 +72,11 @@ def _hooks_dir(root: Path) -> Path:
 
 
 def _render(hook: str, strict: bool) -> str:
-    import shlex
+    import shlex  # lazy: hot path
 
-    from contextfork import __version__
-    from contextfork.gitstate import NOTES_REF
-    from contextfork.resources import render_template
+    from contextfork import __version__  # lazy: hot path
+    from contextfork.gitstate import NOTES_REF  # lazy: hot path
+    from contextfork.resources import render_template  # lazy: hot path
 
     return render_template(
         f"git-{hook}.sh.j2", marker=MARKER, hook=hook, strict=strict,
@@ -116,8 +114,6 @@ def _plan(hook: str, path: Path, legacy: Path) -> tuple[str, Path]:
       its own legacy hook and fails every commit: the framework goes back to <hook>, ours to
       .legacy.
     """
-    from contextfork.errors import UsageError
-
     top, old = _kind(path), _kind(legacy)
     if top == "framework" or (top == "foreign" and old == "ours"):
         if old in ("absent", "ours"):
@@ -142,10 +138,9 @@ def _plan(hook: str, path: Path, legacy: Path) -> tuple[str, Path]:
 
 def install(root: Path, *, strict: bool = False, keep: int = 20) -> Any:
     """Install both hooks; returns an envelope ``Result``."""
-    from contextfork import atomic
-    from contextfork.envelope import Result
-    from contextfork.errors import UsageError
-    from contextfork.lifecycle.models import GitHookConfig, InstalledHook
+    from contextfork import atomic  # lazy: hot path
+    from contextfork.envelope import Result  # lazy: hot path
+    from contextfork.lifecycle.models import GitHookConfig, InstalledHook  # lazy: hot path
 
     if keep < 0:
         raise UsageError(f"--keep must be 0 (keep all) or more, not {keep}")
@@ -188,7 +183,7 @@ def install(root: Path, *, strict: bool = False, keep: int = 20) -> Any:
 
 def uninstall(root: Path) -> Any:
     """Remove our scripts wherever they are (<hook> or <hook>.legacy) and restore the rest."""
-    from contextfork.envelope import Problem, Result
+    from contextfork.envelope import Problem, Result  # lazy: hot path
 
     hdir = _hooks_dir(root)
     removed, restored, problems = [], [], []
@@ -222,9 +217,6 @@ def uninstall(root: Path) -> Any:
 
 def _hook_root() -> Path:
     """The work tree a hook runs for; GIT_DIR/GIT_INDEX_FILE from git are not followed blindly."""
-    from contextfork import gitstate
-    from contextfork.errors import UsageError
-
     loc = gitstate.locate(Path.cwd())  # one git call: root and git dir
     root = loc.root
     given = os.environ.get("GIT_DIR")
@@ -235,11 +227,11 @@ def _hook_root() -> Path:
 
 def pre_commit(root: Path) -> str:
     """Write a checkpoint package of the state being committed; returns its id."""
-    from contextfork import atomic
-    from contextfork.hashing import sha256_file
-    from contextfork.lifecycle.admin import prune_checkpoints
-    from contextfork.package.export import ExportOptions, export
-    from contextfork.resume.state import session_from_env
+    from contextfork import atomic  # lazy: hot path
+    from contextfork.hashing import sha256_file  # lazy: hot path
+    from contextfork.lifecycle.admin import prune_checkpoints  # lazy: hot path
+    from contextfork.package.export import ExportOptions, export  # lazy: hot path
+    from contextfork.resume.state import session_from_env  # lazy: hot path
 
     # A note left by an earlier attempt (aborted commit, failed checkpoint) names another state:
     # drop it first, so post-commit never attaches it to this commit.
@@ -266,8 +258,6 @@ def _git_pid() -> str:
 
 
 def _attempt_key(root: Path) -> str:
-    from contextfork import gitstate
-
     # git gives hooks a temporary index inside the git dir for `commit -a` / `commit PATH`;
     # anything else in GIT_INDEX_FILE is not followed (see _hook_root).
     given = os.environ.get("GIT_INDEX_FILE")
@@ -280,8 +270,6 @@ def _attempt_key(root: Path) -> str:
 
 def _key_matches(root: Path, key: str) -> bool:
     """Was the pending note written for the commit now at HEAD (same tree, same git process)?"""
-    from contextfork import gitstate
-
     pid, _, tree = key.strip().partition(" ")
     head_tree = gitstate.run(root, ["rev-parse", "-q", "--verify", "HEAD^{tree}"], check=False)
     if not tree or tree != head_tree.stdout.decode().strip():
@@ -295,8 +283,6 @@ def post_commit(root: Path) -> str | None:
     The installed post-commit script does the same in two shell lines (no Python start-up on
     every commit); this is the path for hook managers (`contextfork git-hook post-commit`).
     """
-    from contextfork import gitstate
-
     pending_file, key_file = layout.pending_note(root), layout.pending_note_key(root)
     try:
         text = pending_file.read_text(encoding="utf-8")

@@ -21,6 +21,7 @@ from contextfork.envelope import Problem, Result
 from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import store
+from contextfork.package.secrets import code_of, describe, scan_files, scan_package
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
 from contextfork.paths import unsafe_reason
 
@@ -82,16 +83,12 @@ def _recorded_head(pkg: Path) -> str | None:
 
 
 def _secrets(refs: list[store.PackageRef]) -> dict[str, dict[str, list[str]]]:
-    from contextfork.package.secrets import scan_package
-
     found = {r.package_id: scan_package(r.path) for r in refs}
     return {pid: files for pid, files in found.items() if files}
 
 
 def _sent_secrets(root: Path, stored: dict[str, str]) -> dict[str, dict[str, list[str]]]:
     """Secrets in the blobs of the commits about to be sent (what leaves, not what is on disk)."""
-    from contextfork.package.secrets import scan_files
-
     found: dict[str, dict[str, list[str]]] = {}
     for pid, sha in stored.items():
         entries = [e for e in gitstate.ls_tree_all(root, sha) if e.kind == "blob"]
@@ -103,8 +100,6 @@ def _sent_secrets(root: Path, stored: dict[str, str]) -> dict[str, dict[str, lis
 
 
 def _refuse(secrets: dict[str, dict[str, list[str]]], remote: str) -> CheckFailed:
-    from contextfork.package.secrets import describe
-
     first_pid, files = next(iter(secrets.items()))
     path, kinds = next(iter(files.items()))
     more = sum(len(f) for f in secrets.values()) - 1
@@ -178,7 +173,6 @@ def push(
         f"  {pid} -> {sha[:12]}; {_head_line(heads[pid], remote, with_head)}"
         for pid, sha in stored.items()
     )
-    from contextfork.package.secrets import code_of, describe
 
     problems = [
         Problem("warning", code_of(path), f"pushed with --allow-secrets: {describe(path)} "

@@ -28,7 +28,7 @@ def cache_dir() -> Path:
 
 
 def _cache_file(transcript: Path) -> Path:
-    from contextfork.hashing import sha256_bytes
+    from contextfork.hashing import sha256_bytes  # lazy: hot path
 
     key = sha256_bytes(os.path.realpath(transcript).encode("utf-8", "surrogateescape"))
     return cache_dir() / f"{key[:24]}.json"
@@ -44,7 +44,7 @@ def _fingerprint(transcript: Path, offset: int) -> str:
     keeps inode and may grow past the cached size; without this check the next call would resume
     mid-line in a different file and keep the old session's steps and tokens.
     """
-    from contextfork.hashing import sha256_bytes
+    from contextfork.hashing import sha256_bytes  # lazy: hot path
 
     with open(transcript, "rb") as fh:
         head = fh.read(min(offset, _FP_BYTES))
@@ -85,7 +85,7 @@ def cached_scan(transcript: Path) -> ScanState:
                "mtime_ns": st.st_mtime_ns, "fp": _fingerprint(transcript, state.offset),
                "state": state.to_json()}
     try:
-        from contextfork.atomic import write_bytes
+        from contextfork.atomic import write_bytes  # lazy: hot path
 
         write_bytes(cfile, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
     except OSError:
@@ -164,7 +164,7 @@ def _transcript(payload: dict[str, Any], here: Path) -> tuple[Path | None, bool]
     if isinstance(raw_path, str) and raw_path:
         path = Path(raw_path)
         return (path if path.is_file() else None), True
-    from contextfork.transcript.locate import current_transcript, project_dir
+    from contextfork.transcript.locate import current_transcript, project_dir  # lazy: hot path
 
     sid = payload.get("session_id")
     if isinstance(sid, str) and sid and "/" not in sid and sid not in (".", ".."):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork.errors import UnsafeStateDir
+from contextfork.errors import ContextforkError, UnsafeStateDir, UsageError
 from contextfork.forkstub import STUB_PREFIX
 from contextfork.layout import cold_root, hooks_log
 from contextfork.transcript.model import (
@@ -121,7 +121,6 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
         return {}
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
-    from contextfork.errors import ContextforkError, UsageError
 
     try:
         layout = StoreLayout(cold_root(root), check_session_id(session_id))
