@@ -7,7 +7,7 @@ a store holding the same nodes gives the same tree. A push is one fold batch: on
 whose parent is the ref's previous commit (plus, after a pull, the remote commit it merged), or
 none when nothing changed since.
 
-Push builds its commit from the verified local store only: under the store's shared lock, the
+Push builds its commit from the verified local store only: under the store's lock, the
 node files the index lists are written as blobs; every blob not already in a commit verified
 before (the last pushed one, the last pulled one) is read back from git and re-verified (the
 three identities, the identity the index recorded at fold time, the session), then scanned for
@@ -63,7 +63,7 @@ def _ref(root: Path, name: str) -> str | None:
 
 def local_sessions(root: Path) -> list[str]:
     """Sessions with a node directory under ``<repo>/.contextfork/cold``."""
-    from contextfork.paths import state_path
+    from contextfork.layout import state_path
 
     base = state_path(root, "cold")
     if not base.is_dir():
@@ -141,12 +141,12 @@ def _store_files(layout: StoreLayout) -> tuple[dict[int, Path], list[Problem]]:
 
 
 def _local_snapshot(root: Path, layout: StoreLayout) -> tuple[dict[str, str], dict[int, str], list[Problem]]:
-    """Under the store's shared lock (no fold half done): node name → blob id of every indexed
+    """Under the store's lock (no fold half done): node name → blob id of every indexed
     node file (blobs written), the index's recorded identities, and what is left out."""
     from contextfork.cold.incoming import recorded_identities
 
     s = layout.session_id
-    with store_lock(layout, exclusive=False):
+    with store_lock(layout):
         files, problems = _store_files(layout)
         recorded = recorded_identities(layout)
         orphans = sorted(set(files) - set(recorded))

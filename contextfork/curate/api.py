@@ -198,9 +198,9 @@ def run_verb(root: Path, session: str, verb: str, args: Mapping[str, object]) ->
     """Run one curation verb; every decision is durable before this returns."""
     if not isinstance(args, Mapping):
         raise UsageError("args must be an object")
-    from contextfork.cold.layout import find_repo_root
+    from contextfork.layout import repo_root
 
-    root = find_repo_root(Path(root))  # a subdirectory names its repository's store
+    root = repo_root(Path(root))  # a subdirectory names its repository's store
     if verb == "status":
         return _status(root, session, args)
     if verb == "peek":

@@ -59,7 +59,7 @@ class FoldIndex:
 def open_index(root: Path, session: str) -> FoldIndex:
     """Read the store's index (no node file is read: status stays cheap on long sessions).
     ``root`` is the repository's root (``run_verb`` resolves it once)."""
-    from contextfork.paths import state_path
+    from contextfork.layout import state_path
 
     layout = StoreLayout(state_path(Path(root), "cold"), check_session_id(session))
     layout.ensure_contained()

@@ -1,7 +1,7 @@
 """The agent's durable curation decisions for one session, verified on every load.
 
 Decisions live beside the session's cold store, ``.contextfork/cold/<session>/curation.json``
-(named through ``contextfork.paths.state_path``), written atomically and carrying the SHA-256
+(named through ``contextfork.layout.state_path``), written atomically and carrying the SHA-256
 of their own canonical JSON: a file edited by hand or torn by a crash is an ``IntegrityError``
 (exit 3), never a silently different render.
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from contextfork.errors import IntegrityError
 from contextfork.hashing import canonical_sha256
-from contextfork.paths import state_path
+from contextfork.layout import state_path
 from contextfork.sessionids import check_session_id
 
 FORMAT = "contextfork-curation"
@@ -148,7 +148,7 @@ def load_decisions(root: Path, session: str) -> Decisions:
         raw = path.read_bytes()
     except FileNotFoundError:
         return Decisions(session_id=session)
-    return parse(raw, f".contextfork/cold/{session}/{FILE_NAME}")
+    return parse(raw, str(path.relative_to(Path(root))))
 
 
 def save_decisions(root: Path, decisions: Decisions) -> Path:

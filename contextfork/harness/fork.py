@@ -19,18 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contextfork import atomic
+from contextfork import atomic, layout
 from contextfork.envelope import Problem, Result
 from contextfork.errors import IntegrityError, UsageError
-from contextfork.harness.hookrunner import fork_record_path
+from contextfork.forkstub import STUB_PREFIX, stub_text
 from contextfork.hashing import sha256_file, sha256_text
-from contextfork.paths import state_path
 
 if TYPE_CHECKING:
     from contextfork.curate.state import Decisions
 
 STUB_MIN_CHARS = 2_000
-STUB_PREFIX = "[contextfork: tool result folded out of this fork"
 
 
 def result_text(content: Any) -> str:
@@ -55,15 +53,6 @@ def result_text(content: Any) -> str:
 def _has_binary(content: Any) -> bool:
     return isinstance(content, list) and any(
         isinstance(i, dict) and i.get("type") not in ("text", None) for i in content
-    )
-
-
-def stub_text(step: int, text: str, sha: str, session: str) -> str:
-    return (
-        f"{STUB_PREFIX} — step {step}, {len(text):,} chars, sha256 {sha}. "
-        f"The exact bytes are in the cold store of session {session}: read them back with "
-        f"`contextfork fold show {step} --session {session}` (SHA-256 verified; the MCP tool "
-        "peek_fold pages it in slices); prompts that name its details page it in automatically.]"
     )
 
 
@@ -110,8 +99,8 @@ def build_fork(
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
 
-    layout = StoreLayout(state_path(repo, "cold"), check_session_id(orig_id))
-    cold_ids = known_ids(layout, session.steps)  # position -> the step's cold id (its key's)
+    store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
+    cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[str, int]] = {}
     held: set[int] = set()  # line offsets of steps the agent holds raw
     for step in session.steps:
@@ -173,7 +162,7 @@ def build_fork(
                     continue
                 sha = sha256_text(body)
                 if step_index not in verified:
-                    verified[step_index] = _results_in_node(read_node(layout, step_index))
+                    verified[step_index] = _results_in_node(read_node(store, step_index))
                 call = str(b.get("tool_use_id"))
                 if verified[step_index].get(call) != sha:
                     plan.kept_large.append(
@@ -391,7 +380,7 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         )
     cb, ca = context_tokens(original), context_tokens(forked)
     atomic.write_json(
-        fork_record_path(repo, new_id),
+        layout.fork_record(repo, new_id),
         {
             "session_id": new_id,
             "forked_from": orig_id,

@@ -22,12 +22,17 @@ def contextfork_context(
     pin holds a step raw through every fold, in `fork` too; page-in prefers it on ties."""
     from contextfork.curate.api import run_verb
     from contextfork.envelope import Result
-    from contextfork.harness import mcp_server as m
+    from contextfork.harness.mcp_common import (
+        call_tool,
+        session_arg,
+        transcript_arg,
+        workspace_root,
+    )
 
     def run() -> Result:
         given = dict(args or {})
         if given.get("transcript") is not None:
-            given["transcript"] = str(m._transcript(str(given["transcript"])))
-        return run_verb(m.workspace_root(workspace), m._session(session_id), verb, given)
+            given["transcript"] = str(transcript_arg(str(given["transcript"])))
+        return run_verb(workspace_root(workspace), session_arg(session_id), verb, given)
 
-    return m._call(run)
+    return call_tool(run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contextfork import gitstate
+from contextfork import gitstate, layout
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
 from contextfork.package import export as export_mod
@@ -49,7 +49,7 @@ def _repo_for(pkg_dir: Path, explicit_root: Path | None) -> Path | None:
     if explicit_root is not None:
         return explicit_root
     try:
-        return gitstate.repo_root(pkg_dir)
+        return layout.repo_root(pkg_dir)
     except Exception:  # noqa: BLE001 - a package copied outside any repo still validates
         return None
 
@@ -87,7 +87,6 @@ def export_from_options(
     file_cap: int = export_mod.DEFAULT_FILE_CAP,
 ) -> Result:
     """The export command's whole job, shared by the Typer command and the fast path."""
-    from contextfork.package import handoff as handoff_mod
     from contextfork.package import seeding
 
     if file_cap < 0:
@@ -96,10 +95,16 @@ def export_from_options(
     opts = export_mod.ExportOptions(
         goal=goal,
         session_id=session,
-        handoff_input=handoff_mod.load_input(handoff) if handoff else None,
+        handoff_input=_load_handoff(handoff) if handoff else None,
         trigger=seeding.check_trigger(trigger),
         file_cap=file_cap,
         transcript=transcript,
         seed=seeding.seed_from_transcript(transcript, loc.root) if transcript else None,
     )
     return export_package(loc.root, opts, loc)
+
+
+def _load_handoff(path: Path) -> dict[str, Any]:
+    from contextfork.package.handoff_input import load_input  # lazy: pydantic only for --handoff
+
+    return load_input(path)

@@ -9,20 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contextfork.errors import NotFoundError, UsageError
-from contextfork.paths import state_path
-
-STATE_DIR = ".contextfork"
-PACKAGES = "packages"
-
-
-def contextfork_dir(root: Path) -> Path:
-    """``<root>/.contextfork``, refused (exit 3) when it is a symlink or a file."""
-    return state_path(root)
-
-
-def packages_dir(root: Path) -> Path:
-    """``<root>/.contextfork/packages``, every component checked (``paths.state_path``)."""
-    return state_path(root, PACKAGES)
+from contextfork.layout import packages_dir
 
 
 def new_package_id(now: datetime | None = None) -> str:
