@@ -33,6 +33,7 @@ class PinnableRenderer(ReFoldRenderer):
         super().__init__(session, pol)
         self.pinned: set[int] = set()
         self.force_commit = False
+        self._forcing = False
 
     def _process(self, s: int, keep: bool = False) -> None:
         super()._process(s, keep or s in self.pinned)
@@ -51,10 +52,25 @@ class PinnableRenderer(ReFoldRenderer):
         self.force_commit = False
         saved, self.policy = self.policy, self.policy.with_(commit_at=0.0)
         self.floor = 0.0
+        self._forcing = True
         try:
             return super().advance(t)
         finally:
             self.policy = saved
+            self._forcing = False
+
+    def _commit(self, occ: int) -> None:
+        """A forced commit folds down to the low watermark of what is there now when that is
+        below the budget (pi counts the window its own way; it asked, so something folds)."""
+        if not self._forcing or occ >= self.budget:
+            super()._commit(occ)
+            return
+        saved = self.budget
+        self.budget = occ
+        try:
+            super()._commit(occ)
+        finally:
+            self.budget = saved
 
     def update_step(self, step: Step) -> None:
         """A step was added, or the open step (lead only) gained its body."""
@@ -72,7 +88,9 @@ def live_policy(name: str, context_window: int | None, budget: int | None, k: in
     if budget is None and context_window:
         share = REFOLD_BUDGET_SHARE if name == "refold" else BUDGET_SHARE
         budget = int(share * context_window)
-    pol = policy(name, k=k, budget_tokens=budget, adaptive=adaptive)
+    # No reminder in the tail: its wording (`restore N` as a shell command) is mini-swe-agent's;
+    # pi's model gets the contextfork_context tool instead. STALE lines still count if written.
+    pol = policy(name, k=k, budget_tokens=budget, adaptive=adaptive).with_(reminder=False)
     return pol.with_(budget_share=None) if budget is not None else pol
 
 
