@@ -132,7 +132,7 @@ export default function contextfork(pi: any) {
 		});
 		createInterface({ input: child.stderr }).on("line", (line: string) => log({ event: "worker-stderr", line }));
 		child.unref?.();
-		log({ event: "worker", action: "started", command: CONTEXTFORK });
+		log({ event: "worker", action: "started", command: CONTEXTFORK, pid: child.pid });
 		return child;
 	}
 
@@ -180,11 +180,11 @@ export default function contextfork(pi: any) {
 			log({ event: "context", action: "pass-through", why: res?.error ?? "no answer" });
 			return;
 		}
-		if (res.plan == null) {
-			if (res.why) log({ event: "context", action: "pass-through", why: res.why });
+		if (res.plan == null && res.why) {
+			log({ event: "context", action: "pass-through", why: res.why });
 			return;
 		}
-		const out = applyPlan(messages, res.plan);
+		const out = res.plan == null ? undefined : applyPlan(messages, res.plan);
 		if (typeof out === "string") {
 			log({ event: "context", action: "pass-through", why: `invalid plan: ${out}` });
 			return;
@@ -192,7 +192,7 @@ export default function contextfork(pi: any) {
 		if (process.env.CONTEXTFORK_PI_TIMING) {
 			log({ event: "context", action: "render", ms: performance.now() - started, worker_ms: res.ms, ...res.stats });
 		}
-		return { messages: out };
+		return out ? { messages: out } : undefined;
 	});
 
 	function preCompact(ctx: any, trigger: string) {
@@ -268,6 +268,11 @@ export default function contextfork(pi: any) {
 			if (!res?.ok) throw new Error(`contextfork: ${res?.error ?? "no answer"}`);
 			return { content: [{ type: "text", text: String(res.text ?? "") }], details: {} };
 		},
+	});
+
+	// Start the worker with the session: its imports (~1 s) are paid before the first call.
+	pi.on("session_start", async (_event: any, ctx: any) => {
+		worker(ctx);
 	});
 
 	pi.on("session_shutdown", async () => {
