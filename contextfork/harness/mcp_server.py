@@ -33,6 +33,8 @@ INSTRUCTIONS = """contextfork keeps long coding sessions lossless.
   read_handoff_summary / clean_session_context (dry run unless confirm=true): packages.
 - scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store;
   peek_fold(store="render") also reads the originals the renderer removed (<session>-render).
+- contextfork_context(verb, session_id, args): curate the folds (status, peek, expand, refold,
+  pin, unpin, brief, reboundary, unmark); decisions shape what `fork` stubs and page-in prefers.
 All paths must lie inside CONTEXTFORK_ALLOWED_ROOTS."""
 
 
@@ -444,6 +446,19 @@ def peek_fold(
     return _call(run)
 
 
+def contextfork_context(
+    verb: str, session_id: str, args: dict[str, Any] | None = None, workspace: str | None = None
+) -> dict[str, Any]:
+    """Curate a session's folds. verb: status | peek (verified slice; offset, max_chars, view,
+    record) | expand | refold | pin | unpin (held raw through every fold) | brief (text) |
+    reboundary (stop the next epoch commit before a step; clear=true) | unmark (kind). args
+    names steps as {"step": N}, {"steps": [first, last]} or {"key": K}. See docs/curate.md."""
+    from contextfork.curate.api import run_verb
+
+    return _call(lambda: run_verb(workspace_root(workspace), _session(session_id), verb,
+                                  args or {}))
+
+
 TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
     get_context_status,
     export_session_context,
@@ -455,6 +470,7 @@ TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
     scan_context,
     hydrate_step,
     peek_fold,
+    contextfork_context,
 )
 
 
