@@ -6,7 +6,9 @@ and every model call is advanced in order, exactly as ``render.api.render`` does
 view of call t is the one ``render`` gives for the same history (``test_pi_live``). Two live
 additions, both from the agent's or the user's decisions, never from timing:
 
-- pinned steps (curation ``pin``) are held raw: never stubbed, never folded, never committed;
+- the agent's curation decisions (``contextfork.curate``: pins and expands held raw, its own
+  briefs, a chosen boundary), kept in the ``-render`` store's state and re-applied when a verb
+  changes them (``ReFoldRenderer.apply_decisions``);
 - a forced epoch commit (pi's threshold compaction, answered by contextfork instead) folds the
   staged marks down to the low watermark at the next call, whatever the occupancy.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from contextfork.curate.state import Decisions
 from contextfork.harness.pi_messages import LiveSteps, build_plan, check_plan
 from contextfork.render.engine import ReFoldRenderer, View
 from contextfork.render.policies import Policy, policy
@@ -26,27 +29,19 @@ from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session, Step
 
 
-class PinnableRenderer(ReFoldRenderer):
-    """``ReFoldRenderer`` that holds pinned steps raw and can be told to commit an epoch now."""
+class LiveRenderer(ReFoldRenderer):
+    """``ReFoldRenderer`` fed step by step, that can be told to commit an epoch now.
 
-    def __init__(self, session: Session, pol: Policy) -> None:
-        super().__init__(session, pol)
-        self.pinned: set[int] = set()
+    The agent's decisions (pins and expands held raw, briefs, a boundary) are the engine's
+    own (``contextfork.curate``: passed at construction, ``apply_decisions`` mid-session)."""
+
+    def __init__(self, session: Session, pol: Policy, decisions: Decisions | None) -> None:
+        super().__init__(session, pol, decisions)
+        self.decisions = decisions
         self.force_commit = False
         self._forcing = False
 
-    def _process(self, s: int, keep: bool = False) -> None:
-        super()._process(s, keep or s in self.pinned)
-
-    def _worth_folding(self, s: int) -> bool:
-        return s not in self.pinned and super()._worth_folding(s)
-
-    def _worth_folding_raw(self, s: int) -> bool:
-        return s not in self.pinned and super()._worth_folding_raw(s)
-
     def advance(self, t: int) -> View:
-        for s in [s for s in self.pending if s in self.pinned]:
-            del self.pending[s]  # a STALE line never folds a pinned step either
         if not self.force_commit:
             return super().advance(t)
         self.force_commit = False
@@ -73,11 +68,28 @@ class PinnableRenderer(ReFoldRenderer):
             self.budget = saved
 
     def update_step(self, step: Step) -> None:
-        """A step was added, or the open step (lead only) gained its body."""
+        """A step was added, or the open step (lead only) gained its body. A decision naming
+        a step that had not arrived yet (a replayed history) resolves when it arrives."""
         if step.index not in self.steps:
             self.order.append(step.index)
         self.steps[step.index] = step
         self._base.pop(step.index, None)
+        d = self.decisions
+        if d is not None and not d.empty and step.identity in _named(d):
+            self._take(d)
+
+    def set_decisions(self, decisions: Decisions) -> None:
+        self.decisions = decisions
+        self.apply_decisions(decisions)
+
+
+def _named(d: Decisions) -> set[str]:
+    keys = set(d.pinned | d.expanded)
+    for b in d.briefs.values():
+        keys.update(b.keys)
+    if d.boundary is not None:
+        keys.add(d.boundary)
+    return keys
 
 
 def live_policy(name: str, context_window: int | None, budget: int | None, k: int,
@@ -102,12 +114,12 @@ class LiveSession:
         self.policy = pol
         self.root = root
         self.live = LiveSteps()
-        self.renderer: PinnableRenderer | None = None
+        self.renderer: LiveRenderer | None = None
         self.t = 0
         self.stored: set[int] = set()
         self.cold_ids: dict[int, int] = {}  # step position -> cold id, where they differ
         self.last_view: View | None = None
-        self.pinned: set[int] = set()
+        self.decisions: Decisions | None = None
         self.store_error: str | None = None
 
     # -- history ------------------------------------------------------------------------
@@ -137,8 +149,10 @@ class LiveSession:
         self.last_view = None
 
     def _session(self) -> Session:
+        """The history as a ``Session`` sharing the live list of steps (decisions resolve
+        their keys against it, so steps appended later resolve too)."""
         return Session.model_construct(format="pi", session_id=self.session_id,
-                                       steps=list(self.live.steps), model=None)
+                                       steps=self.live.steps, model=None)
 
     # -- rendering ----------------------------------------------------------------------
     def render(self) -> dict[str, Any]:
@@ -147,10 +161,9 @@ class LiveSession:
         open_step = live.open_step()
         t = len(live.steps) + 1  # with or without a lead of its own (after tool results)
         if self.renderer is None:
-            self.renderer = PinnableRenderer(self._session(), self.policy)
+            self.renderer = LiveRenderer(self._session(), self.policy, self.decisions)
             self.t = 0
         r = self.renderer
-        r.pinned = self.pinned
         for step in live.steps[max(0, self.t - 1):]:
             r.update_step(step)
         if open_step is not None:
@@ -195,17 +208,35 @@ class LiveSession:
         import os
 
         from contextfork.cold.layout import layout_at, layout_for
-        from contextfork.render.coldsource import render_session_id
 
-        sid = render_session_id(self._session())
+        sid = self.store_session()
         if self.root is not None:
             return layout_for(self.root, sid)
         cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         return layout_at(Path(cache) / "contextfork" / "cold" / sid)
+
+    def store_session(self) -> str:
+        """The cold-store session of this history's originals (``<session>-render``)."""
+        from contextfork.render.coldsource import render_session_id
+
+        return render_session_id(self._session())
+
+    def persist_finished(self) -> None:
+        """Store every finished step (the curation verbs name steps by their stored ids)."""
+        from contextfork.render.coldsource import persist_steps
+
+        done = [st.index for st in self.live.steps]
+        report = persist_steps(self.layout(), self._session(), done, known=self.stored)
+        self.cold_ids.update(report.ids)
+
+    def set_decisions(self, decisions: Decisions) -> None:
+        self.decisions = decisions
+        if self.renderer is not None:
+            self.renderer.set_decisions(decisions)
 
     def commit_now(self) -> None:
         if self.renderer is not None:
             self.renderer.force_commit = True
 
 
-__all__ = ["LiveSession", "PinnableRenderer", "live_policy"]
+__all__ = ["LiveRenderer", "LiveSession", "live_policy"]

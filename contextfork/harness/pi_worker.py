@@ -10,9 +10,9 @@ so a request costs the render, not a Python start-up. Requests (``id`` is echoed
   (see ``pi_messages``; null: send pi's messages untouched) or ``{"ok": false, "need": "full"}``
   when the worker holds a different history: the extension then re-sends the whole array.
 - ``{"op": "verb", "session", "cwd", "verb", "args"}``: a curation verb of the
-  ``contextfork_context`` tool. ``status`` and ``peek`` answer from the live view (its fold ids
-  and the cold store, every byte verified); the others go to ``contextfork.curate.api.run_verb``
-  and the worker reloads the decisions (pins) after each.
+  ``contextfork_context`` tool (``pi_verbs``): ``contextfork.curate.api.run_verb`` over the
+  session's ``-render`` store, the decisions re-applied live; ``peek`` of a fold id from a
+  note and the head of ``status`` come from the live view.
 - ``{"op": "compact", "session", "trigger"}``: pi is about to compact. ``threshold``: the next
   render commits an epoch (the extension cancels pi's compaction); ``manual``: nothing here.
 - ``{"op": "ping"}``.
@@ -106,16 +106,12 @@ class Worker:
 
         if verb not in VERBS:
             return {"ok": False, "error": f"unknown verb {verb!r}; one of {', '.join(VERBS)}"}
-        if verb in ("status", "peek"):
-            return pi_verbs.live_verb(sess, verb, args)
-        out = pi_verbs.forward(sess, verb, args)
-        self._load_decisions(sess)
-        return out
+        return pi_verbs.run(sess, verb, args)
 
     def _load_decisions(self, sess: LiveSession) -> None:
         from contextfork.harness import pi_verbs
 
-        pi_verbs.load_pins(sess)
+        pi_verbs.load(sess)
 
 
 def _safe_session(sid: str) -> str:

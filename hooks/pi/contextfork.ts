@@ -248,17 +248,25 @@ export default function contextfork(pi: any) {
 		label: "contextfork",
 		description:
 			"Curate your own context. Folded history shows as notes naming a fold id (F<n>). " +
-			"verb=status lists folds; verb=peek with target=F<n> or a step number (offset, bytes) " +
-			"returns the exact verified original bytes; pin/unpin target=<step or N-M> holds steps raw; " +
-			"brief (text), expand/refold, reboundary, unmark adjust what folds next.",
+			"status: the fold index and your decisions. peek: target=F<n> (or a step) returns the exact, " +
+			"verified original bytes (offset, bytes); or step=N (offset, max_chars). " +
+			"pin/unpin (held raw through every fold), expand/refold, brief (text: your own words " +
+			"for the fold), reboundary, unmark (kind): name steps with step=N or steps=[first, last].",
 		parameters: {
 			type: "object",
 			properties: {
 				verb: { type: "string", enum: VERBS, description: "what to do" },
-				target: { type: "string", description: "fold id F<n>, a step number, or a span N-M" },
+				target: { type: "string", description: "peek: a fold id F<n> from a note, or a step number" },
+				step: { type: "integer", description: "one step" },
+				steps: { type: "array", items: { type: "integer" }, description: "[first, last] step span" },
+				key: { type: "string", description: "a step's stable key" },
+				text: { type: "string", description: "brief: your own words for the folded steps" },
+				kind: { type: "string", description: "unmark: all | pin | expand | brief | boundary" },
+				clear: { type: "boolean", description: "reboundary: back to automatic" },
 				offset: { type: "integer", description: "peek: byte offset" },
-				bytes: { type: "integer", description: "peek: how many bytes" },
-				text: { type: "string", description: "brief: your own words for a pending fold" },
+				bytes: { type: "integer", description: "peek (target): how many bytes" },
+				max_chars: { type: "integer", description: "peek (step): how many characters" },
+				record: { type: "boolean", description: "peek (step): keep it expanded" },
 			},
 			required: ["verb"],
 		},

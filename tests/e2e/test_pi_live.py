@@ -76,7 +76,7 @@ def test_pi_folds_live_within_the_band_with_valid_pairs_pins_and_a_verified_peek
     pi: PiRig,
 ) -> None:
     reads = [ToolUse("bash", {"command": f"cat data/part_{n}.txt"}) for n in range(1, TURNS + 1)]
-    pin = ToolUse("contextfork_context", {"verb": "pin", "target": "1-2"})
+    pin = ToolUse("contextfork_context", {"verb": "pin", "steps": [1, 2]})
     peek = ToolUse("contextfork_context", {"verb": "peek", "target": "F1", "bytes": 100000})
     script = [Reply(text=f"Reading part {n + 1}.", tool_uses=[reads[n]]) for n in range(2)]
     script.append(Reply(text="Pinning the first two reads.", tool_uses=[pin]))
@@ -108,7 +108,8 @@ def test_pi_folds_live_within_the_band_with_valid_pairs_pins_and_a_verified_peek
                    if b["messages"][: len(a["messages"]) - 1] != a["messages"][:-1])
     moves = len({(e["boundary"], e["epochs"]) for e in renders})
     assert 0 < rewrites <= moves, (rewrites, moves)
-    # pinned steps 1-2 went out exactly as pi sent them in every request
+    # pinned steps 1-2 (a durable decision) went out exactly as pi sent them in every request
+    assert "pin: steps 1-2 (recorded)" in _results(bodies[3])[pin.id]
     first_two = {reads[0].id, reads[1].id}
     for b in bodies[3:]:
         res = _results(b)

@@ -108,7 +108,7 @@ def test_every_removed_original_is_in_the_cold_store_and_peek_gives_its_exact_by
     assert view is not None and view.folds
     fid, steps = next(iter(view.folds.items()))
 
-    out = pi_verbs.live_verb(sess, "peek", {"target": fid, "bytes": 100_000})
+    out = pi_verbs.run(sess, "peek", {"target": fid, "bytes": 100_000})
 
     assert out["ok"], out
     assert " verified]" in out["text"].splitlines()[0]
@@ -120,8 +120,11 @@ def test_every_removed_original_is_in_the_cold_store_and_peek_gives_its_exact_by
 
 def test_a_pinned_step_is_never_stubbed_or_folded(repo: Repo) -> None:
     sess = _session(repo.path)
-    assert pi_verbs.forward(sess, "pin", {"target": "1-2"})["ok"]
-    answers = _drive(sess, pi_messages(40))
+    msgs = pi_messages(40)
+    answers = _drive(sess, msgs[:5])  # steps 1-2 are finished
+    pinned = pi_verbs.run(sess, "pin", {"steps": [1, 2]})
+    assert pinned["ok"], pinned
+    answers += _drive(sess, msgs)
     assert sess.last_view is not None and sess.last_view.folds
     pinned_results = {i for i, m in enumerate(answers[-1]["ctx"])
                       if m["role"] == "toolResult" and m["toolCallId"] in ("toolu_0001",
@@ -181,9 +184,29 @@ def test_pi_worker_command_runs_the_json_lines_loop(repo: Repo) -> None:
     assert answers[1]["ok"] and answers[1]["plan"] is None  # a short session goes untouched
 
 
-@pytest.mark.parametrize("verb", ["expand", "brief"])
-def test_decision_verbs_without_the_curation_api_say_so(repo: Repo, verb: str) -> None:
+def test_pinning_a_folded_step_brings_it_back_raw_and_durable(repo: Repo) -> None:
     sess = _session(repo.path)
-    out = pi_verbs.forward(sess, verb, {"target": "F1"})
-    if pi_verbs._run_verb() is None:
-        assert not out["ok"] and "curation API" in out["error"]
+    msgs = pi_messages(30)
+    _drive(sess, msgs[:-6])
+    assert sess.last_view is not None and sess.last_view.folds
+    folded = next(iter(sess.last_view.folds.values()))[0]
+
+    out = pi_verbs.run(sess, "pin", {"step": folded})
+    assert out["ok"], out
+    answers = _drive(sess, msgs)
+
+    assert all(folded not in steps for steps in sess.last_view.folds.values())
+    cid = f"toolu_{folded:04d}"
+    sent = _sent(answers[-1])
+    assert any(m["role"] == "toolResult" and m["toolCallId"] == cid for m in sent)
+    again = _session(repo.path)  # a new worker (pi restarted) reads the same decision
+    pi_verbs.load(again)
+    assert again.decisions is not None and again.decisions.pinned
+
+
+@pytest.mark.parametrize("args", [{"step": "x"}, {"steps": [5, 1]}, {}])
+def test_a_bad_verb_call_is_an_error_answer_not_a_crash(repo: Repo, args: dict[str, Any]) -> None:
+    sess = _session(repo.path)
+    _drive(sess, pi_messages(4))
+    out = Worker().verb(sess, "pin", args)
+    assert out["ok"] is False and out["error"]
