@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,13 @@ def test_pi_threshold_compaction_is_answered_by_an_epoch_commit(
     assert sessions
     entries = [json.loads(x) for x in sessions[0].read_text().splitlines()]
     assert not [e for e in entries if e.get("type") == "compaction"]  # pi's lossy summary: none
+    # ... and the PreCompact path (detached, like Claude Code's hook) folded and exported
+    hooks_log = rig.repo.path / ".contextfork" / "logs" / "hooks.log"
+    deadline = time.monotonic() + 60
+    done: list[dict[str, Any]] = []
+    while not done and time.monotonic() < deadline:
+        if hooks_log.exists():
+            done = [e for e in map(json.loads, hooks_log.read_text().splitlines())
+                    if e.get("event") == "pre-compact" and e.get("action") == "fold+export"]
+        time.sleep(0.5)
+    assert done and done[0]["folded_steps"] >= 2 and done[0]["package_id"], done
