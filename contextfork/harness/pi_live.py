@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.curate.state import Decisions
-from contextfork.harness.pi_messages import LiveSteps, build_plan, check_plan
+from contextfork.harness.pi_messages import LiveSteps, build_plan, check_plan, ephemeral_peeks
 from contextfork.render.engine import ReFoldRenderer, View
 from contextfork.render.policies import Policy, policy
 from contextfork.tokens import estimate_tokens
@@ -174,9 +174,11 @@ class LiveSession:
         if view is None:  # the same call again (a retry): the same view
             view = r.advance(t) if self.last_view is None else self.last_view
         self.t = t
-        self._store(view)
+        peeks = ephemeral_peeks(live, view.boundary)
+        self._store(view, {step for step, _ in peeks.values()})
         self.last_view = view
-        plan = build_plan(live, view.messages, view.folds)
+        plan = build_plan(live, view.messages, view.folds,
+                          {i: stub for i, (_, stub) in peeks.items()})
         identity = plan == list(range(len(live.messages)))
         why = None if identity else check_plan(live.messages, plan)
         tokens = sum(estimate_tokens(m.content) for m in view.messages)
@@ -188,9 +190,9 @@ class LiveSession:
             return {"plan": None, "why": f"invalid plan: {why}", "stats": stats}
         return {"plan": None if identity else plan, "stats": stats}
 
-    def _store(self, view: View) -> None:
+    def _store(self, view: View, more: set[int]) -> None:
         """Persist the originals of every removed step before the view leaves the worker."""
-        steps = {r.step for r in view.removals} - self.stored
+        steps = ({r.step for r in view.removals} | more) - self.stored
         if not steps:
             return
         from contextfork.errors import ContextforkError

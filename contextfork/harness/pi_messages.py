@@ -112,11 +112,38 @@ def _note_message(text: str, at: dict[str, Any]) -> dict[str, Any]:
             "timestamp": at.get("timestamp", 0)}
 
 
-def build_plan(live: LiveSteps, view_msgs: list[Msg], folds: dict[str, tuple[int, ...]]
-               ) -> list[PlanItem]:
-    """The rendered view as a plan over ``live.messages`` (see the module docstring)."""
+PEEK_TOOL = "contextfork_context"
+
+
+def ephemeral_peeks(live: LiveSteps, boundary: int) -> dict[int, tuple[int, str]]:
+    """Peek answers the boundary has passed → (step, stub), by message index.
+
+    A ``peek`` is ephemeral unless the agent asked to ``record`` it: the verified bytes are
+    shown at the end of the prompt, and once the step falls behind the boundary (where the
+    renderer rewrites anyway) its answer shrinks to its first line, the provenance header,
+    which says how to get the bytes again. Deterministic from the history and the boundary."""
+    out: dict[int, tuple[int, str]] = {}
+    for s in range(1, min(boundary, len(live.steps)) + 1):
+        step = live.steps[s - 1]
+        peeks = {c.id for c in step.tool_calls
+                 if c.name == PEEK_TOOL and c.input.get("verb") == "peek"
+                 and c.input.get("record") is not True}
+        if not peeks:
+            continue
+        for b, block in enumerate(step.blocks):
+            if isinstance(block, ToolResult) and block.call_id in peeks and not block.is_error:
+                head = block.content.split("\n", 1)[0][:300]
+                out[live.source(s, b)] = (s, f"{head}\n[ephemeral peek: shown once at step "
+                                             f"{s}; peek again to see the bytes]")
+    return out
+
+
+def build_plan(live: LiveSteps, view_msgs: list[Msg], folds: dict[str, tuple[int, ...]],
+               extra: dict[int, str] | None = None) -> list[PlanItem]:
+    """The rendered view as a plan over ``live.messages`` (see the module docstring);
+    ``extra``: message index → replacement text (ephemeral peeks)."""
     shown: set[int] = set()
-    replaced: dict[int, str] = {}
+    replaced: dict[int, str] = dict(extra or {})
     notes: dict[int, str] = {}
     for m in view_msgs:
         if m.kind == "note":
@@ -127,8 +154,9 @@ def build_plan(live: LiveSteps, view_msgs: list[Msg], folds: dict[str, tuple[int
                 block = live.steps[m.step - 1].blocks[m.block]
                 original = block.content if isinstance(block, ToolResult) else getattr(
                     block, "text", None)
-                if m.content != original:
-                    replaced[live.source(m.step, m.block)] = m.content
+                src = live.source(m.step, m.block)
+                if m.content != original and src not in replaced:
+                    replaced[src] = m.content
     folded = {s for steps in folds.values() for s in steps if s not in shown}
     body_of: dict[int, int] = {}
     for s, srcs in enumerate(live.sources, start=1):
@@ -206,4 +234,5 @@ def apply_plan(messages: list[dict[str, Any]], plan: list[PlanItem]) -> list[dic
     return out
 
 
-__all__ = ["LiveSteps", "apply_plan", "build_plan", "check_plan", "fingerprint"]
+__all__ = ["LiveSteps", "apply_plan", "build_plan", "check_plan", "ephemeral_peeks",
+           "fingerprint"]

@@ -210,3 +210,52 @@ def test_a_bad_verb_call_is_an_error_answer_not_a_crash(repo: Repo, args: dict[s
     _drive(sess, pi_messages(4))
     out = Worker().verb(sess, "pin", args)
     assert out["ok"] is False and out["error"]
+
+
+def _with_peek(messages: list[dict[str, Any]], after_turn: int, record: bool = False
+               ) -> list[dict[str, Any]]:
+    """The scripted session with a peek call (and its answer) after ``after_turn``."""
+    at = next(i for i, m in enumerate(messages)
+              if m["role"] == "toolResult" and m["toolCallId"] == f"toolu_{after_turn:04d}") + 1
+    ts = messages[at - 1]["timestamp"]
+    args: dict[str, Any] = {"verb": "peek", "target": "F1"}
+    if record:
+        args["record"] = True
+    call = {"role": "assistant", "content": [{"type": "toolCall", "id": "toolu_peek",
+                                              "name": "contextfork_context", "arguments": args}],
+            "timestamp": ts + 1}
+    answer = {"role": "toolResult", "toolCallId": "toolu_peek", "toolName": "contextfork_context",
+              "content": [{"type": "text", "text": "[contextfork peek F1 (step 1) bytes 0-900 "
+                                                   "of 900 · sha256 of whole ab12 verified]\n"
+                                                   + "exact original bytes\n" * 40
+                                                   + "peek_marker_value = 42\n"}],
+              "isError": False, "timestamp": ts + 2}
+    # the agent goes on to use what it peeked at, so the step is not stale (not folded)
+    nxt = dict(messages[at])
+    nxt["content"] = [{"type": "text", "text": "Using peek_marker_value."}, *nxt["content"]]
+    return [*messages[:at], call, answer, nxt, *messages[at + 1:]]
+
+
+def test_a_peek_answer_is_ephemeral_once_the_boundary_passes_it(repo: Repo) -> None:
+    msgs = _with_peek(pi_messages(30), after_turn=8)
+    answers = _drive(_session(repo.path, budget=1_000_000), msgs)  # no epoch: only the peek
+
+    def peek_text(a: dict[str, Any]) -> str | None:
+        sent = _sent(a)
+        return next((m["content"][0]["text"] for m in sent
+                     if m["role"] == "toolResult" and m["toolCallId"] == "toolu_peek"), None)
+
+    texts = [peek_text(a) for a in answers if peek_text(a) is not None]
+    assert "exact original bytes" in texts[0]  # shown in full at the end of the prompt
+    assert texts[-1].startswith("[contextfork peek F1 ") and "ephemeral peek" in texts[-1]
+    assert "exact original bytes" not in texts[-1]
+    changes = sum(1 for a, b in itertools.pairwise(texts) if a != b)
+    assert changes == 1  # shrinks once, at a boundary move, and stays
+
+
+def test_a_recorded_peek_stays(repo: Repo) -> None:
+    msgs = _with_peek(pi_messages(30), after_turn=8, record=True)
+    answers = _drive(_session(repo.path, budget=1_000_000), msgs)
+    sent = _sent(answers[-1])
+    peek = next(m for m in sent if m["role"] == "toolResult" and m["toolCallId"] == "toolu_peek")
+    assert "exact original bytes" in peek["content"][0]["text"]
