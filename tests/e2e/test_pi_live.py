@@ -153,6 +153,20 @@ def test_pi_keeps_working_untouched_when_the_worker_is_killed(pi: PiRig) -> None
     assert any(e.get("action") == "pass-through" and "worker" in str(e.get("why")) for e in log)
 
 
+def test_pi_passes_messages_through_when_the_worker_is_too_slow(pi: PiRig) -> None:
+    pi.mock.script(
+        Reply(text="One.", tool_uses=[ToolUse("bash", {"command": "cat data/part_1.txt"})]),
+        Reply(text="Fine."),
+    )
+
+    run = pi.run("Read one part.", env={**KNOBS, "CONTEXTFORK_PI_TIMEOUT_MS": "1"})
+
+    assert run.returncode == 0, run
+    assert "Fine." in run.stdout
+    whys = [str(e.get("why")) for e in pi.log() if e.get("action") == "pass-through"]
+    assert whys and all("no answer within 1 ms" in w for w in whys), whys
+
+
 def test_pi_threshold_compaction_is_answered_by_an_epoch_commit(
     tmp_path: Path, client_prefix: Path, anthropic: MockAnthropic
 ) -> None:
