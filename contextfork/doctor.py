@@ -162,11 +162,12 @@ def check_cold(root: Path) -> list[Check]:
 # ------------------------------------------------------------------ hooks
 
 
-_GIT_CALL = re.compile(r"^\s*(?:exec\s+)?(.+?)\s+-m\s+contextfork\.githooks\b", re.M)
+_GIT_CALL = re.compile(r"^\s*(?:exec\s+)?(.+?)\s+-m\s+contextfork(?:\.lifecycle)?\.githooks\b", re.M)
 
 
 def check_git_hooks(root: Path, runs: _Runner) -> Check:
-    from contextfork import githooks, gitstate
+    from contextfork import gitstate
+    from contextfork.lifecycle import githooks
 
     hdir = gitstate.hooks_path(root)
     found: dict[str, Path] = {}

@@ -43,10 +43,14 @@ def context_cmd(
     text: Annotated[str | None, typer.Option("--text", help="brief: the agent's words.")] = None,
     offset: Annotated[int | None, typer.Option("--offset", help="peek: byte offset.")] = None,
     max_chars: Annotated[int | None, typer.Option("--max-chars", help="peek: at most this many characters.")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="peek: at most this many o200k tokens.")] = None,
     view: Annotated[str | None, typer.Option("--view", help="peek: raw | readable.")] = None,
     record: Annotated[bool, typer.Option("--record", help="peek: record it (as expand).")] = False,
     kind: Annotated[str | None, typer.Option("--kind", help="unmark: all|pin|expand|brief|boundary.")] = None,
     clear: Annotated[bool, typer.Option("--clear", help="reboundary: back to automatic.")] = False,
+    transcript: Annotated[Path | None, typer.Option("--transcript", help="status: also render it and list the folds of that view.")] = None,
+    policy: Annotated[str | None, typer.Option("--policy", help="status with --transcript: epoch | refold.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="status with --transcript: boundary period.")] = None,
     args: Annotated[str | None, typer.Option("--args", help="The verb's arguments as one JSON object.")] = None,
     session: Annotated[str | None, typer.Option("--session", help="Session id (default: $CONTEXTFORK_SESSION, else 'default').")] = None,
     repo: RepoOpt = None,
@@ -59,8 +63,10 @@ def context_cmd(
     given: dict[str, object] = _args_json(args) if args is not None else {}
     flags: dict[str, object | None] = {
         "step": step, "steps": _span(steps) if steps is not None else None, "key": key,
-        "text": text, "offset": offset, "max_chars": max_chars, "view": view,
+        "text": text, "offset": offset, "max_chars": max_chars, "max_tokens": max_tokens, "view": view,
         "record": True if record else None, "kind": kind, "clear": True if clear else None,
+        "transcript": str(transcript) if transcript is not None else None, "policy": policy,
+        "k": k,
     }
     for name, value in flags.items():
         if value is not None:
@@ -75,5 +81,3 @@ def register(app: typer.Typer) -> None:
         guarded("context")(context_cmd)
     )
 
-
-__all__ = ["Path", "register"]

@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
 
             emit(pi_install.install_pi(root, _scope(project, user)), json)
         elif git:
-            from contextfork import githooks
+            from contextfork.lifecycle import githooks
 
             emit(githooks.install(root, strict=strict, keep=keep), json)
         elif claude:
@@ -125,7 +125,7 @@ def register(app: typer.Typer) -> None:
 
             emit(pi_install.uninstall_pi(root, _scope(project, user)), json)
         elif git:
-            from contextfork import githooks
+            from contextfork.lifecycle import githooks
 
             emit(githooks.uninstall(root), json)
         elif claude:
@@ -139,6 +139,6 @@ def register(app: typer.Typer) -> None:
         strict: Annotated[bool, typer.Option(help="Fail the hook on an internal error.")] = False,
     ) -> None:
         """Run a git hook's work (fail-open unless --strict); for hook managers."""
-        from contextfork import githooks
+        from contextfork.lifecycle import githooks
 
         raise typer.Exit(githooks.main([hook, *(["--strict"] if strict else [])]))

@@ -46,26 +46,34 @@ def decisions_json(d: Decisions, index: FoldIndex | None = None) -> dict[str, An
 
 
 def _status(root: Path, session: str, args: Mapping[str, object]) -> Result:
-    _only(args, "status", ())
+    from contextfork.curate.status import live_folds, store_steps
+
+    _only(args, "status", ("transcript", "policy", "k"))
     index = open_index(root, session)
     d = load_decisions(root, session)
-    steps = []
-    for e in index.entries:
-        brief = d.brief_covering(e.key)
-        steps.append({
-            "step": e.step_id, "key": e.key, "tokens": e.tokens, "summary": e.summary,
-            "pinned": e.key in d.pinned, "expanded": e.key in d.expanded,
-            "brief": brief.key if brief else None,
-        })
-    data = {"session_id": session, "steps": steps,
-            "total_tokens": sum(e.tokens for e in index.entries),
-            "decisions": decisions_json(d, index)}
+    steps = store_steps(index, d)
+    data: dict[str, Any] = {"session_id": session, "steps": steps,
+                            "total_tokens": sum(e.tokens for e in index.entries),
+                            "decisions": decisions_json(d, index), "view": None}
+    if args.get("transcript") is not None:
+        data["view"] = live_folds(index, d, args)
+    elif "policy" in args or "k" in args:
+        raise UsageError("status: policy and k need a transcript")
     where = "auto"
     if d.boundary is not None:
         where = f"before step {next((e.step_id for e in index.entries if e.key == d.boundary), '?')}"
     text = (f"session {session}: {len(steps)} folded steps, {data['total_tokens']} tokens; "
             f"{len(d.pinned)} pinned, {len(d.expanded)} expanded, {len(d.briefs)} briefs, "
             f"boundary {where}")
+    view = data["view"]
+    if view is not None:
+        text += (f"\nview at step {view['at_step']} ({view['policy']}, k={view['k']}): "
+                 f"{len(view['folds'])} folds, {view['epochs']} epochs, "
+                 f"~{view['estimated_tokens']} tokens")
+        for f in view["folds"]:
+            a, b = f["positions"]
+            text += (f"\n  {f['id']}: steps {a}-{b} (~{f['estimated_tokens']} tokens)"
+                     + (" · agent brief" if f["brief"] else ""))
     return Result("context status", data=data, text=text)
 
 
@@ -169,7 +177,7 @@ def _mutate(root: Path, session: str, verb: str, args: Mapping[str, object]) -> 
 
 
 def _peek(root: Path, session: str, args: Mapping[str, object]) -> Result:
-    _only(args, "peek", ("step", "key", "offset", "max_chars", "view", "record"))
+    _only(args, "peek", ("step", "key", "offset", "max_chars", "max_tokens", "view", "record"))
     index = open_index(root, session)
     entries = target_keys(index, args, "peek", required=True)
     if len(entries) != 1:
@@ -190,10 +198,13 @@ def run_verb(root: Path, session: str, verb: str, args: Mapping[str, object]) ->
     """Run one curation verb; every decision is durable before this returns."""
     if not isinstance(args, Mapping):
         raise UsageError("args must be an object")
+    from contextfork.cold.layout import find_repo_root
+
+    root = find_repo_root(Path(root))  # a subdirectory names its repository's store
     if verb == "status":
-        return _status(Path(root), session, args)
+        return _status(root, session, args)
     if verb == "peek":
-        return _peek(Path(root), session, args)
+        return _peek(root, session, args)
     if verb in _MUTATIONS:
-        return _mutate(Path(root), session, verb, args)
+        return _mutate(root, session, verb, args)
     raise UsageError(f"unknown verb {verb!r}", hint=f"choose from {', '.join(VERBS)}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
-from contextfork.cold.layout import StoreLayout, layout_for
+from contextfork.cold.layout import StoreLayout, check_session_id
 from contextfork.errors import NotFoundError
 
 
@@ -57,8 +57,11 @@ class FoldIndex:
 
 
 def open_index(root: Path, session: str) -> FoldIndex:
-    """Read the store's index (no node file is read: status stays cheap on long sessions)."""
-    layout = layout_for(Path(root), session)
+    """Read the store's index (no node file is read: status stays cheap on long sessions).
+    ``root`` is the repository's root (``run_verb`` resolves it once)."""
+    from contextfork.paths import state_path
+
+    layout = StoreLayout(state_path(Path(root), "cold"), check_session_id(session))
     layout.ensure_contained()
     if not layout.sqlite.exists():
         raise NotFoundError(

@@ -2,7 +2,7 @@
 
 The node is read through ``cold.store.read_node``, which re-verifies its three identities
 and its index record, so a tampered store is an ``IntegrityError`` and never shown. The slice
-is bounded by ``max_chars`` and cut on UTF-8 character boundaries; ``offset``/``end`` are byte
+is bounded by ``max_chars`` (and ``max_tokens``, o200k) and cut on UTF-8 character boundaries; ``offset``/``end`` are byte
 offsets into the stored payload so a caller can page on (``next_offset``).
 """
 
@@ -37,6 +37,7 @@ def peek(layout: StoreLayout, entry: StepEntry, args: Mapping[str, object]) -> d
         raise UsageError(f"peek: view must be one of {', '.join(VIEWS)}, got {view!r}")
     offset = _nonneg(args, "offset", 0)
     max_chars = _nonneg(args, "max_chars", DEFAULT_MAX_CHARS, MAX_CHARS)
+    max_tokens = _nonneg(args, "max_tokens", 0, MAX_CHARS) if "max_tokens" in args else None
     node = read_node(layout, entry.step_id)  # every identity re-verified (exit 3 on tamper)
     if view == "readable" and node.get("readable"):
         whole = str(node["readable"]).encode("utf-8")
@@ -54,6 +55,10 @@ def peek(layout: StoreLayout, entry: StepEntry, args: Mapping[str, object]) -> d
     while offset < len(whole) and (whole[offset] & 0xC0) == 0x80:
         offset += 1  # never start inside a UTF-8 character
     text = whole[offset:].decode("utf-8")[:max_chars]
+    if max_tokens is not None:  # o200k tokens, what the prompt pays
+        from contextfork.tokens import truncate_to_tokens
+
+        text = truncate_to_tokens(text, max_tokens)
     part = text.encode("utf-8")
     end = offset + len(part)
     return {

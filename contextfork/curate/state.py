@@ -65,9 +65,6 @@ class Decisions:
         """Shown raw by the renderer: pinned (through every fold) or expanded (until refold)."""
         return key in self.pinned or key in self.expanded
 
-    def brief_for(self, key: str) -> Brief | None:
-        return self.briefs.get(key)
-
     def brief_covering(self, key: str) -> Brief | None:
         """The brief whose span holds ``key`` (the first by its key, for determinism)."""
         for k in sorted(self.briefs):
@@ -165,6 +162,46 @@ def save_decisions(root: Path, decisions: Decisions) -> Path:
     return path
 
 
-def steps_by_key(identities: Iterable[tuple[int, str]]) -> dict[str, int]:
-    """Stable key → position for a rendered history (``(step.index, step.identity)`` pairs)."""
-    return {key: index for index, key in identities}
+def load_for_store(store_dir: Path) -> Decisions:
+    """The decisions beside a cold store directory (page-in knows its store, not its repo)."""
+    path = Path(store_dir) / FILE_NAME
+    if path.is_symlink():
+        from contextfork.errors import UnsafeStateDir
+
+        raise UnsafeStateDir(f"{Path(store_dir).name}/{FILE_NAME} is a symlink; contextfork "
+                             "refuses to read through it", hint="remove it")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Decisions(session_id=Path(store_dir).name)
+    return parse(raw, f"{Path(store_dir).name}/{FILE_NAME}")
+
+
+def step_ids_of(conn: Any, keys: Iterable[str]) -> frozenset[int]:
+    """Cold step ids of stable keys in a store's index (``step_keys``; ``index:N`` for a node
+    folded without a key). Keys the store does not hold are ignored."""
+    import sqlite3
+
+    wanted = sorted(set(keys))
+    if not wanted:
+        return frozenset()
+    out: set[int] = set()
+    try:
+        rows = conn.execute("SELECT step_id, key FROM step_keys").fetchall()
+    except sqlite3.OperationalError:  # a store indexed before keys existed
+        rows = []
+    newest: dict[str, int] = {}
+    unkeyed: set[int] = set()
+    for sid, key in rows:
+        if key is None:
+            unkeyed.add(int(sid))
+        else:
+            newest[str(key)] = max(int(sid), newest.get(str(key), 0))
+    for key in wanted:
+        if key in newest:
+            out.add(newest[key])
+        elif key.startswith("index:") and key[6:].isdigit():
+            sid = int(key[6:])
+            if sid in unkeyed or not rows:
+                out.add(sid)
+    return frozenset(out)

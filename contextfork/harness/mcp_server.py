@@ -20,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from contextfork.envelope import Result, envelope
 from contextfork.errors import ContextforkError, IntegrityError, NotFoundError, UsageError
 from contextfork.harness import allowed_roots
+from contextfork.harness.mcp_curate import contextfork_context
 from contextfork.package.models import ActiveGoal, Decision, FailedApproach, NextAction, Risk
 
 T = TypeVar("T")
@@ -281,10 +282,10 @@ def clean_session_context(
     unconsumed packages are kept unless force=true."""
 
     def run() -> Result:
-        from contextfork import packages_admin
+        from contextfork.lifecycle import admin
 
         root = workspace_root(workspace)
-        return packages_admin.clean(root, keep=keep, yes=confirm, force=force)
+        return admin.clean(root, keep=keep, yes=confirm, force=force)
 
     return _call(run)
 
@@ -444,19 +445,6 @@ def peek_fold(
         return Result("fold peek", data=data, text=piece)
 
     return _call(run)
-
-
-def contextfork_context(
-    verb: str, session_id: str, args: dict[str, Any] | None = None, workspace: str | None = None
-) -> dict[str, Any]:
-    """Curate a session's folds. verb: status | peek (verified slice; offset, max_chars, view,
-    record) | expand | refold | pin | unpin (held raw through every fold) | brief (text) |
-    reboundary (stop the next epoch commit before a step; clear=true) | unmark (kind). args
-    names steps as {"step": N}, {"steps": [first, last]} or {"key": K}. See docs/curate.md."""
-    from contextfork.curate.api import run_verb
-
-    return _call(lambda: run_verb(workspace_root(workspace), _session(session_id), verb,
-                                  args or {}))
 
 
 TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (

@@ -121,13 +121,16 @@ class ReFoldRenderer(StepHistory):
         self.stop_at = pos.get(d.boundary) if d.boundary is not None else None
 
     def apply_decisions(self, d: Decisions) -> None:
-        """Take new decisions mid-session (a live worker): a fold holding a step now held raw
-        is undone (its other steps fold again into a new note) and the prefix behind the
-        boundary is rebuilt once — a rewrite the agent asked for."""
+        """Take new decisions mid-session (a live worker): a fold holding a step now held raw,
+        or whose brief changed, is undone (its other steps fold again into a new note) and the
+        prefix behind the boundary is rebuilt once — a rewrite the agent asked for."""
         before = set(self.hold)
+        old_briefs = dict(self.brief_of)
         self._take(d)
         newly = self.hold - before
-        undo = sorted({self.folded[s] for s in newly if s in self.folded})
+        rebrief = {s for s in set(old_briefs) | set(self.brief_of)
+                   if old_briefs.get(s) != self.brief_of.get(s)}
+        undo = sorted({self.folded[s] for s in newly | rebrief if s in self.folded})
         for s in newly:
             if s in self.body:
                 self.body[s] = self._tail_body(s)  # held raw: never stubbed either

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextfork.lifecycle_models import ConsumedState
+from contextfork.lifecycle.models import ConsumedState
 from contextfork.package.models import Handoff, SessionMetadata
 from contextfork.resume.apply import ApplyOutcome
 from contextfork.resume.drift import DriftReport

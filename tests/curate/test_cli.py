@@ -5,9 +5,11 @@ from pathlib import Path
 
 import jsonschema
 
+from contextfork.cold.api import fold_session
 from contextfork.resources import load_schema
-from tests.curate.conftest import SESSION
-from tests.helpers import cli, run_cli
+from tests.curate.conftest import SESSION, synthetic_records
+from tests.helpers import Repo, cli, run_cli
+from tests.transcript.builders import write_jsonl
 
 
 def test_context_cli_pins_a_span_and_status_shows_it(folded: Path) -> None:
@@ -51,3 +53,28 @@ def test_context_cli_peek_prints_the_verified_slice(folded: Path) -> None:
     assert res.returncode == 0
     head, body = res.stdout.split("\n", 1)
     assert "verified" in head and len(body.rstrip("\n")) <= 60
+
+
+def test_status_with_the_transcript_lists_the_folds_of_the_live_view(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = write_jsonl(tmp_path / f"{SESSION}.jsonl", synthetic_records(40))
+    fold_session(t, repo=repo.path, session=SESSION)
+    base = ["context", "status", "--session", SESSION, "--transcript", str(t), "--json"]
+    view = cli(*base, cwd=repo.path).json()["data"]["view"]
+    assert view["folds"] and view["at_step"] == 42
+    folded = {p for f in view["folds"] for p in range(f["positions"][0], f["positions"][1] + 1)}
+    assert 5 in folded
+    cli("context", "pin", "--step", "5", "--session", SESSION, cwd=repo.path)
+    cli("context", "brief", "--steps", "6-7", "--text", "six, seven: fine", "--session", SESSION,
+        cwd=repo.path)
+    after = cli(*base, cwd=repo.path).json()["data"]["view"]
+    folded = {p for f in after["folds"] for p in range(f["positions"][0], f["positions"][1] + 1)}
+    assert 5 not in folded
+    briefed = [f for f in after["folds"] if f["brief"]]
+    assert len(briefed) == 1 and briefed[0]["positions"][0] == 6
+    human = cli("context", "status", "--session", SESSION, "--transcript", str(t), cwd=repo.path)
+    assert "agent brief" in human.stdout and "folds" in human.stdout
+    assert cli(*base, cwd=repo.path).json()["data"]["view"] == after  # deterministic
+    bad = cli("context", "status", "--session", SESSION, "--policy", "epoch", cwd=repo.path)
+    assert bad.returncode == 2 and "need a transcript" in bad.stderr

@@ -91,3 +91,18 @@ def test_a_real_stdio_subprocess_serves_contextfork_context(ws: str) -> None:
     assert {"verb", "session_id", "args"} <= set(tool.input_schema["properties"])
     assert _env(res[1])["data"]["steps"] == [3]
     assert len(load_decisions(Path(ws), SESSION).pinned) == 1
+
+
+def test_the_mcp_status_reads_a_transcript_only_inside_the_allowed_roots(
+    ws: str, transcript: Path, tmp_path: Path
+) -> None:
+    inside = Path(ws) / "session.jsonl"
+    inside.write_bytes(transcript.read_bytes())
+    res = run_calls(build_server(), [
+        ("contextfork_context", {"workspace": ws, "session_id": SESSION, "verb": "status",
+                                 "args": {"transcript": str(inside)}}),
+        ("contextfork_context", {"workspace": ws, "session_id": SESSION, "verb": "status",
+                                 "args": {"transcript": str(transcript)}}),
+    ])
+    assert _env(res[1])["data"]["view"]["at_step"] >= 2
+    assert res[2].is_error and "outside the allowed roots" in _text(res[2])

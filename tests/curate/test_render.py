@@ -137,3 +137,34 @@ def test_a_pin_survives_replay() -> None:
     runs, _, _ = replay_runs(s, [pol], decisions=Decisions(pinned=frozenset({f"index:{pin}"})))
     now = {r.step for r in runs[0].removals if r.kind == "fold"}
     assert pin not in {r.step for r in runs[0].removals} and now - {pin}
+
+
+def test_a_pin_on_the_recorded_pi_session_survives_its_epoch_commits(transcripts_dir: Path) -> None:
+    s = load_session(transcripts_dir / "pi" / "large-session.jsonl")
+    t = max(st.index for st in s.steps) + 1
+    pol = policy("epoch")
+    plain = render(s, t, pol)
+    assert plain.epochs >= 1
+    folded = sorted({r.step for r in plain.removals if r.kind == "fold"})
+    pin = folded[len(folded) // 2]
+    key = next(st.identity for st in s.steps if st.index == pin)
+    view = render(s, t, pol, Decisions(pinned=frozenset({key})))
+    assert view.epochs >= 1
+    assert pin not in {r.step for r in view.removals}
+    assert any(m.step == pin and m.kind == "output" for m in view.messages)
+    assert len({r.step for r in view.removals if r.kind == "fold"}) >= len(folded) - 1
+
+
+def test_a_brief_given_after_the_fold_rewrites_its_note_once() -> None:
+    s = long_session(60)
+    r = make_renderer(s, EPOCH)
+    assert isinstance(r, ReFoldRenderer)
+    for t in range(1, 51):
+        view = r.advance(t)
+    _fid, steps = next((f, st) for f, st in view.folds.items() if len(st) >= 2)
+    key = f"index:{steps[0]}"
+    r.apply_decisions(Decisions(briefs={key: Brief(key, (key,), "the agent's own words")}))
+    view = r.advance(51)
+    notes = [m.content for m in view.messages if m.kind == "note"]
+    assert sum(f"s{steps[0]} (agent brief): the agent's own words" in n for n in notes) == 1
+    assert steps[0] in {rm.step for rm in view.removals if rm.kind == "fold"}

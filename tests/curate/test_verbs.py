@@ -120,3 +120,42 @@ def test_same_decisions_in_any_order_give_the_same_file(folded: Path, tmp_path: 
     run_verb(folded, SESSION, "pin", {"step": 5})
     run_verb(folded, SESSION, "pin", {"step": 2})
     assert decisions_path(folded, SESSION).read_bytes() == first
+
+
+def test_a_symlinked_decisions_file_is_refused_everywhere(folded: Path, tmp_path: Path) -> None:
+    from contextfork.cold import api as cold
+
+    outside = tmp_path / "elsewhere.json"
+    run_verb(folded, SESSION, "pin", {"step": 3})
+    path = decisions_path(folded, SESSION)
+    outside.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(outside)
+    with pytest.raises(IntegrityError, match="symlink"):
+        load_decisions(folded, SESSION)
+    with pytest.raises(IntegrityError, match="symlink"):
+        run_verb(folded, SESSION, "pin", {"step": 4})
+    with pytest.raises(IntegrityError, match="symlink"):
+        cold.scan("part 3 values", repo=folded, session=SESSION)
+    assert outside.read_bytes().count(b'"pinned"') == 1  # never written through
+
+
+def test_concurrent_decisions_from_many_processes_are_all_kept(folded: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from contextfork.curate.api import run_verb;"
+            "run_verb(Path(sys.argv[1]), 's1', 'pin', {'step': int(sys.argv[2])})")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(folded), str(n)])
+             for n in range(1, 7)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 6
+    d = load_decisions(folded, SESSION)
+    assert len(d.pinned) == 6 and d.revision == 6
+
+
+def test_a_subdirectory_names_its_repositorys_decisions(folded: Path) -> None:
+    sub = folded / "src"
+    sub.mkdir(exist_ok=True)
+    run_verb(sub, SESSION, "pin", {"step": 2})
+    assert len(load_decisions(folded, SESSION).pinned) == 1
+    assert not (sub / ".contextfork").exists()

@@ -131,3 +131,12 @@ def test_verbs_on_the_recorded_pi_session(repo: Repo, transcripts_dir: Path) -> 
     run_verb(repo.path, "pi1", "brief", {"steps": [2, 5], "text": "setup done"})
     d = run_verb(repo.path, "pi1", "status", {}).data
     assert [s["brief"] is not None for s in d["steps"][:6]] == [False, True, True, True, True, False]
+
+
+def test_peek_is_bounded_by_a_token_budget_too(folded: Path) -> None:
+    from contextfork.tokens import count_tokens
+
+    res = run_verb(folded, SESSION, "peek", {"step": 3, "max_tokens": 25, "max_chars": 20000})
+    whole = json.loads(layout_for(folded, SESSION).node_path(3).read_text())["content"]
+    assert 0 < count_tokens(res.data["text"]) <= 25
+    assert whole.startswith(res.data["text"]) and res.data["next_offset"] == res.data["end"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from contextfork import githooks
+from contextfork.lifecycle import githooks
 from tests.helpers import Repo, clean_env
 
 

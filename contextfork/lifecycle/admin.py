@@ -14,6 +14,7 @@ from typing import Any
 from contextfork import atomic
 from contextfork.envelope import Problem, Result
 from contextfork.errors import UsageError
+from contextfork.lifecycle.notes import NOTE_KEY, parse_note
 from contextfork.package import store
 from contextfork.resume import state
 
@@ -173,7 +174,6 @@ def prune_checkpoints(root: Path, keep: int) -> list[str]:
 def log(root: Path, limit: int) -> Result:
     """Recent commits with the checkpoint their note names, and whether it still verifies here."""
     from contextfork import gitstate
-    from contextfork.githooks import NOTE_KEY, parse_note
     from contextfork.hashing import sha256_file
 
     rows = []
