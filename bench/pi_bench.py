@@ -104,8 +104,10 @@ def baseline(session: Session, name: str, tokens: TokenCache) -> dict[str, Any]:
     return summary(meter)
 
 
-def worker_latency(messages: list[dict[str, Any]], root: Path) -> dict[str, Any]:
-    """Round trips to a real worker process, as the extension makes them (deltas)."""
+def worker_latency(messages: list[dict[str, Any]], root: Path, think_ms: float
+                   ) -> dict[str, Any]:
+    """Round trips to a real worker process, as the extension makes them (deltas), with
+    ``think_ms`` between calls for the model's answer (the worker stores steps meanwhile)."""
     proc = subprocess.Popen([sys.executable, "-m", "contextfork", "pi-worker"], cwd=root,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
@@ -127,6 +129,7 @@ def worker_latency(messages: list[dict[str, Any]], root: Path) -> dict[str, Any]
             ms.append((time.perf_counter() - started) * 1000)
             assert answer.get("ok"), answer
             sent = len(ctx)
+            time.sleep(think_ms / 1000)
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
@@ -172,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turns", type=int, default=400, help="scripted session length (calls)")
     ap.add_argument("--pi-turns", type=int, default=60, help="real pi run length (calls)")
     ap.add_argument("--no-pi", action="store_true", help="skip the real pi run")
+    ap.add_argument("--think-ms", type=float, default=150,
+                    help="model time between calls in the worker round-trip run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from tests.harness.pi_session import pi_messages
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             out[label] = {"live": live, "native": baseline(session, "native", tokens),
                           "pi_compaction": baseline(session, "compact", tokens)}
         out["dev_session"]["worker_round_trip"] = worker_latency(
-            pi_session_messages(args.transcript), root)
+            pi_session_messages(args.transcript), root, args.think_ms)
         if not args.no_pi:
             out["real_pi"] = real_pi(args.pi_turns, Path(tmp) / "pi")
     if args.json:
@@ -205,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  live: epochs {out[label]['live']['epochs']}, folds {out[label]['live']['folds']},"
               f" render median {out[label]['live']['render_ms_median']} ms")
     w = out["dev_session"]["worker_round_trip"]
-    print(f"== worker round trip (dev session, warm process): median {w['median_ms']} ms, "
+    print(f"== worker round trip (dev session, warm process, {args.think_ms:g} ms model time "
+          f"between calls): median {w['median_ms']} ms, "
           f"p95 {w['p95_ms']} ms, max {w['max_ms']} ms over {w['requests']} requests")
     if "real_pi" in out:
         p = out["real_pi"]

@@ -143,6 +143,10 @@ class LiveSession:
         return True
 
     def reset(self) -> None:
+        """Another history under this session (pi's /tree, a compaction): start over. The
+        store keeps what it has (keyed by stable keys); positions are learnt again."""
+        self.stored = set()
+        self.cold_ids = {}
         self.live = LiveSteps()
         self.renderer = None
         self.t = 0
@@ -222,6 +226,11 @@ class LiveSession:
         from contextfork.render.coldsource import render_session_id
 
         return render_session_id(self._session())
+
+    def unstored(self) -> bool:
+        """Finished steps not in the cold store yet (and a store that still works)."""
+        return self.store_error is None and any(
+            st.index not in self.stored for st in self.live.steps[-8:])
 
     def persist_finished(self) -> None:
         """Store every finished step (the curation verbs name steps by their stored ids)."""
