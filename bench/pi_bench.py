@@ -107,7 +107,7 @@ def baseline(session: Session, name: str, tokens: TokenCache) -> dict[str, Any]:
 def worker_latency(messages: list[dict[str, Any]], root: Path, think_ms: float
                    ) -> dict[str, Any]:
     """Round trips to a real worker process, as the extension makes them (deltas), with
-    ``think_ms`` between calls for the model's answer (the worker stores steps meanwhile)."""
+    ``think_ms`` between calls for the model's answer."""
     proc = subprocess.Popen([sys.executable, "-m", "contextfork", "pi-worker"], cwd=root,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turns", type=int, default=400, help="scripted session length (calls)")
     ap.add_argument("--pi-turns", type=int, default=60, help="real pi run length (calls)")
     ap.add_argument("--no-pi", action="store_true", help="skip the real pi run")
-    ap.add_argument("--think-ms", type=float, default=150,
+    ap.add_argument("--think-ms", type=float, default=0,
                     help="model time between calls in the worker round-trip run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)

@@ -227,11 +227,6 @@ class LiveSession:
 
         return render_session_id(self._session())
 
-    def unstored(self) -> bool:
-        """Finished steps not in the cold store yet (and a store that still works)."""
-        return self.store_error is None and any(
-            st.index not in self.stored for st in self.live.steps[-8:])
-
     def persist_finished(self) -> None:
         """Store every finished step (the curation verbs name steps by their stored ids)."""
         from contextfork.render.coldsource import persist_steps

@@ -74,21 +74,6 @@ class Worker:
             self._load_decisions(sess)
         return sess
 
-    def idle_work(self) -> bool:
-        return any(s.unstored() for s in self.sessions.values())
-
-    def idle(self) -> None:
-        """Store one session's finished steps (errors are the next render's to report)."""
-        from contextfork.errors import ContextforkError
-
-        for sess in self.sessions.values():
-            if sess.unstored():
-                try:
-                    sess.persist_finished()
-                except (ContextforkError, OSError) as err:
-                    sess.store_error = f"{type(err).__name__}: {err}"
-                return
-
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "ping":
@@ -141,73 +126,38 @@ def _safe_session(sid: str) -> str:
         return "pi-" + sha256_text(sid)[:16]
 
 
-def answer(worker: Worker, line: str) -> str:
-    """One request line → one answer line (never raises)."""
-    started = time.perf_counter()
-    rid: Any = None
-    try:
-        req = json.loads(line)
-        if isinstance(req, dict):
-            rid = req.get("id")
-            out = worker.handle(req)
-        else:
-            out = {"ok": False, "error": "request is not a JSON object"}
-    except Exception as err:  # noqa: BLE001 - one bad request must not end the session
-        out = {"ok": False, "error": f"{type(err).__name__}: {err}"}
-        if os.environ.get("CONTEXTFORK_DEBUG"):
-            import traceback
-
-            traceback.print_exc(file=sys.stderr)
-    out["id"] = rid
-    out["ms"] = round((time.perf_counter() - started) * 1000, 2)
-    return json.dumps(out, ensure_ascii=False) + "\n"
-
-
 def serve(stdin: TextIO, stdout: TextIO) -> int:
-    """The loop over text streams (tests); ``serve_fd`` is the one the process runs."""
     worker = Worker()
     for line in stdin:
-        if line.strip():
-            stdout.write(answer(worker, line))
-            stdout.flush()
-    return 0
-
-
-IDLE_AFTER_S = 0.05
-
-
-def serve_fd(fd_in: int, stdout: TextIO) -> int:
-    """Requests from a file descriptor; between requests (pi waits seconds for the model),
-    the finished steps are stored in the cold store ahead of time, so a view that folds them
-    does not pay the store's writes (hundreds of ms late in a long session) on pi's clock."""
-    import select
-
-    worker = Worker()
-    buf = b""
-    while True:
-        if b"\n" not in buf:
-            if worker.idle_work():
-                ready, _, _ = select.select([fd_in], [], [], IDLE_AFTER_S)
-                if not ready:
-                    worker.idle()
-                    continue
-            chunk = os.read(fd_in, 1 << 20)
-            if not chunk:
-                return 0
-            buf += chunk
+        if not line.strip():
             continue
-        raw, buf = buf.split(b"\n", 1)
-        line = raw.decode("utf-8", errors="replace")
-        if line.strip():
-            stdout.write(answer(worker, line))
-            stdout.flush()
+        started = time.perf_counter()
+        rid: Any = None
+        try:
+            req = json.loads(line)
+            if isinstance(req, dict):
+                rid = req.get("id")
+                out = worker.handle(req)
+            else:
+                out = {"ok": False, "error": "request is not a JSON object"}
+        except Exception as err:  # noqa: BLE001 - one bad request must not end the session
+            out = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+            if os.environ.get("CONTEXTFORK_DEBUG"):
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+        out["id"] = rid
+        out["ms"] = round((time.perf_counter() - started) * 1000, 2)
+        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point (``contextfork pi-worker``, dispatched before Typer loads)."""
     del argv
     try:
-        return serve_fd(sys.stdin.fileno(), sys.stdout)
+        return serve(sys.stdin, sys.stdout)
     except (BrokenPipeError, KeyboardInterrupt):
         return 0
 

@@ -259,35 +259,3 @@ def test_a_recorded_peek_stays(repo: Repo) -> None:
     sent = _sent(answers[-1])
     peek = next(m for m in sent if m["role"] == "toolResult" and m["toolCallId"] == "toolu_peek")
     assert "exact original bytes" in peek["content"][0]["text"]
-
-
-def test_the_worker_stores_finished_steps_while_pi_waits_for_the_model(repo: Repo) -> None:
-    import subprocess
-    import sys
-    import time
-
-    from contextfork.cold.layout import layout_for
-
-    msgs = pi_messages(6)
-    proc = subprocess.Popen([sys.executable, "-m", "contextfork", "pi-worker"], cwd=repo.path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(json.dumps({"id": 1, "op": "render", "session": "s5",
-                                     "cwd": str(repo.path), "base": 0, "messages": msgs}) + "\n")
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["plan"] is None  # nothing removed yet
-        layout = layout_for(repo.path, "s5-render")
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not layout.dir.is_dir():
-            time.sleep(0.1)
-        time.sleep(1.0)
-        proc.stdin.write(json.dumps({"id": 2, "op": "ping"}) + "\n")
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["ok"]
-        nodes = layout.dir / "cold_nodes"
-        assert all((nodes / f"step_{s:06d}.json").is_file() for s in range(1, 7))
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
-        proc.stdout.close()
