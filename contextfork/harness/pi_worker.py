@@ -56,7 +56,7 @@ class Worker:
         sid = str(req.get("session") or "pi-session")
         sess = self.sessions.get(sid)
         if sess is None:
-            from contextfork.harness.hookrunner import find_root
+            from contextfork.layout import find_repo
 
             name = os.environ.get("CONTEXTFORK_PI_POLICY", "epoch")
             window = req.get("context_window")
@@ -68,7 +68,7 @@ class Worker:
                 os.environ.get("CONTEXTFORK_PI_ADAPTIVE", "1") != "0",
             )
             cwd = req.get("cwd")
-            root = find_root(Path(cwd)) if isinstance(cwd, str) and cwd else None
+            root = find_repo(Path(cwd)) if isinstance(cwd, str) and cwd else None
             sess = LiveSession(_safe_session(sid), pol, root)
             self.sessions[sid] = sess
             self._load_decisions(sess)
