@@ -22,12 +22,11 @@ from contextfork.envelope import Problem
 from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
-from contextfork.package.store import new_package_id, packages_dir, utc_now_iso
+from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, packages_dir, utc_now_iso
 from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point
 
 MANIFEST_VERSION = "1.2"
-DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file
 DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
 
 
@@ -117,6 +116,7 @@ def _capture_untracked(
     root: Path, names: list[str], undecodable: set[str], staging: Path, opts: ExportOptions
 ) -> dict[str, Any]:
     files: list[dict[str, Any]] = []
+    captured: list[tuple[int, bytes]] = []
     total = 0
     for rel in sorted(names):
         full = root / rel
@@ -155,8 +155,12 @@ def _capture_untracked(
             continue
         atomic.write_into(staging, f"untracked/{rel}", data)
         total += len(data)
-        found = secrets_mod.kinds_in(data)  # recorded, never removed: the bytes stay exact
-        files.append(_untracked_entry(rel, len(data), mode, sha256_bytes(data), None, None, found))
+        captured.append((len(files), data))
+        files.append(_untracked_entry(rel, len(data), mode, sha256_bytes(data), None))
+    # Secret kinds are recorded, never removed (the bytes stay exact); one keyword pass for all.
+    found = secrets_mod.kinds_in_many([data for _i, data in captured])
+    for (i, _data), kinds in zip(captured, found, strict=True):
+        files[i]["secrets"] = kinds
     return {
         "manifest_version": MANIFEST_VERSION,
         "file_cap_bytes": opts.file_cap,

@@ -13,6 +13,7 @@ from contextfork.paths import state_path
 
 STATE_DIR = ".contextfork"
 PACKAGES = "packages"
+DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file (export; here so the CLI need not import it)
 
 
 def contextfork_dir(root: Path) -> Path:
