@@ -199,6 +199,10 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     p_staged = gitstate.start(root, gitstate.diff_args("HEAD", cached=True))
     p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir)
     try:
+        # While git works on the other core: the imports and the template the package needs
+        # later (jinja2 and the secret rules cost more CPU than anything else export does).
+        handoff_mod.prepare_markdown()
+        import contextfork.redact  # noqa: F401
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)

@@ -31,6 +31,10 @@ def _err(code: str, msg: str, path: str | None = None) -> Problem:
 
 
 def _ancestors(rel: str) -> list[str]:
+    """The parent directories of ``rel``, outermost first, as PurePosixPath names them."""
+    split = rel.split("/")
+    if all(p and p != "." for p in split):  # a plain relative path: the common case, by strings
+        return ["/".join(split[:i]) for i in range(1, len(split))]
     parts = PurePosixPath(rel).parts
     return [str(PurePosixPath(*parts[:i])) for i in range(1, len(parts))]
 

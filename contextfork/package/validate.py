@@ -152,6 +152,9 @@ def _check_manifest(pkg: Path, problems: list[Problem]) -> ManifestView | None:
             )
         )
     listed: set[str] = set()
+    walk_problems: list[Problem] = []
+    found = _walk(pkg, walk_problems)  # regular files reached without passing a symlink
+    plain = set(found)
     for entry in manifest.files:
         reason = unsafe_reason(entry.path)
         if reason:
@@ -159,12 +162,15 @@ def _check_manifest(pkg: Path, problems: list[Problem]) -> ManifestView | None:
             continue
         listed.add(entry.path)
         full = pkg / entry.path
-        if _through_symlink(pkg, entry.path):
-            problems.append(_err("symlink_in_package", "path passes through a symlink", entry.path))
-            continue
-        if not full.is_file():
-            problems.append(_err("file_missing", "listed in manifest but missing", entry.path))
-            continue
+        if entry.path not in plain:  # else the walk saw a regular file there (no symlink on the way)
+            if _through_symlink(pkg, entry.path):
+                problems.append(
+                    _err("symlink_in_package", "path passes through a symlink", entry.path)
+                )
+                continue
+            if not full.is_file():
+                problems.append(_err("file_missing", "listed in manifest but missing", entry.path))
+                continue
         digest, size = sha256_file(full)
         if size != entry.size:
             problems.append(
@@ -172,7 +178,8 @@ def _check_manifest(pkg: Path, problems: list[Problem]) -> ManifestView | None:
             )
         if digest != entry.sha256:
             problems.append(_err("hash_mismatch", "sha256 differs from manifest", entry.path))
-    for rel in _walk(pkg, problems):
+    problems += walk_problems
+    for rel in found:
         if rel != "manifest.json" and rel not in listed:
             problems.append(_err("extra_file", "file not listed in manifest", rel))
     for rel in REQUIRED:
@@ -191,24 +198,26 @@ def _through_symlink(root: Path, rel: str) -> bool:
 
 
 def _walk(pkg: Path, problems: list[Problem]) -> list[str]:
-    found = []
-    for dirpath, dirnames, filenames in os.walk(pkg):
-        base = Path(dirpath)
-        for name in list(dirnames):
-            if (base / name).is_symlink():
-                rel = (base / name).relative_to(pkg).as_posix()
+    """Every regular file below ``pkg`` reached without passing a symlink (posix paths relative
+    to ``pkg``); symlinks and special files are reported, never followed."""
+    found: list[str] = []
+    stack = [(str(pkg), "")]
+    while stack:
+        path, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
+        except OSError:
+            continue  # unreadable directory: as os.walk, skipped (its files are then missing)
+        for e in entries:
+            rel = prefix + e.name
+            if e.is_symlink():
                 problems.append(_err("symlink_in_package", "symlink inside the package", rel))
-                dirnames.remove(name)
-        for name in filenames:
-            full = base / name
-            rel = full.relative_to(pkg).as_posix()
-            if full.is_symlink():
-                problems.append(_err("symlink_in_package", "symlink inside the package", rel))
-                continue
-            if not full.is_file():
+            elif e.is_dir(follow_symlinks=False):
+                stack.append((e.path, rel + "/"))
+            elif e.is_file(follow_symlinks=False):
+                found.append(rel)
+            else:
                 problems.append(_err("not_regular_file", "not a regular file", rel))
-                continue
-            found.append(rel)
     return found
 
 
