@@ -16,6 +16,7 @@ surrogate from a ``\\ud800`` escape is refused, as pydantic refuses it).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -78,6 +79,7 @@ class Checker:
     def __init__(self, schema: dict[str, Any]) -> None:
         self.root = schema
         self._check_supported(schema)
+        self._cache: dict[int, _Check] = {}
 
     def _check_supported(self, s: Any) -> None:
         if isinstance(s, bool):
@@ -115,58 +117,147 @@ class Checker:
     def errors(self, instance: Any) -> list[str]:
         """Every violation as ``where: message`` (``(root)`` for the document itself)."""
         out: list[tuple[str, str]] = []
-        self._walk(self.root, instance, "", out)
+        self._compiled(self.root)(instance, "", out)
         return [f"{where or '(root)'}: {msg}" for where, msg in out]
 
-    def _walk(self, s: Any, v: Any, at: str, out: list[tuple[str, str]]) -> None:
+    # Each (sub)schema is turned once into a closure that checks exactly its keywords: walking
+    # the schema dicts for each of a package's thousands of values cost more than the check.
+
+    def _compiled(self, s: Any) -> _Check:
+        key = id(s)
+        found = self._cache.get(key)
+        if found is None:
+            cell: list[_Check] = []
+            self._cache[key] = lambda v, at, out: cell[0](v, at, out)  # a $ref back to s
+            found = self._compile(s)
+            cell.append(found)
+            self._cache[key] = found
+        return found
+
+    def _compile(self, s: Any) -> _Check:
         if s is True:
-            return
+            return _nothing
         if s is False:
-            out.append((at, "no value is allowed here"))
-            return
+            return _refuse_all
+        checks: list[_Check] = []
         if "$ref" in s:
-            self._walk(self._resolve(s["$ref"]), v, at, out)
+            checks.append(self._compiled(self._resolve(s["$ref"])))
         t = s.get("type")
+        if "enum" in s:
+            checks.append(_enum(s["enum"]))
+        if "anyOf" in s:
+            checks.append(self._any_of(s["anyOf"]))
+        if "pattern" in s:
+            checks.append(_pattern_check(s["pattern"]))
+        if "minimum" in s:
+            checks.append(_minimum(s["minimum"]))
+        if t in (None, "object") and ("properties" in s or "required" in s or "additionalProperties" in s):
+            checks.append(self._object_check(s))
+        if t in (None, "array") and "items" in s:
+            checks.append(self._items_check(s["items"]))
+        return _typed(t, checks)
+
+    def _any_of(self, subs: list[Any]) -> _Check:
+        compiled = [self._compiled(sub) for sub in subs]
+
+        def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+            for c in compiled:
+                found: list[tuple[str, str]] = []
+                c(v, "", found)
+                if not found:
+                    return
+            out.append((at, f"{_short(v)} is not valid under any of the given schemas"))
+
+        return check
+
+    def _object_check(self, s: dict[str, Any]) -> _Check:
+        props = {k: self._compiled(sub) for k, sub in s.get("properties", {}).items()}
+        required = list(s.get("required", []))
+        extra = s.get("additionalProperties", True)
+        extra_check = None if isinstance(extra, bool) else self._compiled(extra)
+
+        def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+            if not isinstance(v, dict):
+                return
+            for name in required:
+                if name not in v:
+                    out.append((at, f"{name!r} is a required property"))
+            for key, value in v.items():
+                where = f"{at}/{key}" if at else str(key)
+                if not (key.isascii() or _valid_unicode(key)):
+                    out.append((where, "property name is not valid Unicode (lone surrogate)"))
+                sub = props.get(key)
+                if sub is not None:
+                    sub(value, where, out)
+                elif extra is False:
+                    out.append((at, f"additional property {key!r} is not allowed"))
+                elif extra_check is not None:
+                    extra_check(value, where, out)
+
+        return check
+
+    def _items_check(self, items: Any) -> _Check:
+        sub = self._compiled(items)
+
+        def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+            if isinstance(v, list):
+                for i, item in enumerate(v):
+                    sub(item, f"{at}/{i}" if at else str(i), out)
+
+        return check
+
+
+_Check = Callable[[Any, str, list[tuple[str, str]]], None]
+
+
+def _nothing(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+    return None
+
+
+def _refuse_all(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+    out.append((at, "no value is allowed here"))
+
+
+def _typed(t: str | None, checks: list[_Check]) -> _Check:
+    """The type check first (nothing else is checked on a value of the wrong type), then the
+    Unicode rule for strings, then the schema's other keywords."""
+
+    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
         if t is not None and not _type_ok(t, v):
             out.append((at, f"{_short(v)} is not of type {t!r}"))
             return
-        if isinstance(v, str) and not _valid_unicode(v):
+        if isinstance(v, str) and not (v.isascii() or _valid_unicode(v)):
             out.append((at, "string is not valid Unicode (lone surrogate)"))
-        if "enum" in s and not any(_same(v, e) for e in s["enum"]):
-            out.append((at, f"{_short(v)} is not one of {s['enum']!r}"))
-        if "anyOf" in s and not any(self._valid(sub, v) for sub in s["anyOf"]):
-            out.append((at, f"{_short(v)} is not valid under any of the given schemas"))
-        if "pattern" in s and isinstance(v, str) and not _pattern(s["pattern"]).search(v):
-            out.append((at, f"{_short(v)} does not match {s['pattern']!r}"))
-        if "minimum" in s and _type_ok("number", v) and v < s["minimum"]:
-            out.append((at, f"{v!r} is less than the minimum of {s['minimum']!r}"))
-        if isinstance(v, dict):
-            self._object(s, v, at, out)
-        if isinstance(v, list) and "items" in s:
-            for i, item in enumerate(v):
-                self._walk(s["items"], item, f"{at}/{i}" if at else str(i), out)
+        for c in checks:
+            c(v, at, out)
 
-    def _object(self, s: dict[str, Any], v: dict[str, Any], at: str, out: list[tuple[str, str]]) -> None:
-        for name in s.get("required", []):
-            if name not in v:
-                out.append((at, f"{name!r} is a required property"))
-        props = s.get("properties", {})
-        extra = s.get("additionalProperties", True)
-        for key, value in v.items():
-            where = f"{at}/{key}" if at else str(key)
-            if not _valid_unicode(key):
-                out.append((where, "property name is not valid Unicode (lone surrogate)"))
-            if key in props:
-                self._walk(props[key], value, where, out)
-            elif extra is False:
-                out.append((at, f"additional property {key!r} is not allowed"))
-            elif extra is not True:
-                self._walk(extra, value, where, out)
+    return check
 
-    def _valid(self, s: Any, v: Any) -> bool:
-        found: list[tuple[str, str]] = []
-        self._walk(s, v, "", found)
-        return not found
+
+def _enum(values: list[Any]) -> _Check:
+    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+        if not any(_same(v, e) for e in values):
+            out.append((at, f"{_short(v)} is not one of {values!r}"))
+
+    return check
+
+
+def _pattern_check(p: str) -> _Check:
+    rx = _pattern(p)
+
+    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+        if isinstance(v, str) and not rx.search(v):
+            out.append((at, f"{_short(v)} does not match {p!r}"))
+
+    return check
+
+
+def _minimum(m: Any) -> _Check:
+    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+        if _type_ok("number", v) and v < m:
+            out.append((at, f"{v!r} is less than the minimum of {m!r}"))
+
+    return check
 
 
 def _valid_unicode(text: str) -> bool:

@@ -258,7 +258,7 @@ def rules_by_text(lowered: list[str]) -> list[tuple[Rule, ...]]:
     for text in lowered:
         starts.append(pos)
         pos += len(text) + 1
-    hits: list[set[int]] = [set() for _ in lowered]
+    hits: dict[int, set[int]] = {}  # text index -> rule numbers; most texts have none
     present = {k for r in RULES for k in r.keywords if k in joined}  # one pass per keyword
     for n, rule in enumerate(RULES):
         for keyword in rule.keywords:
@@ -266,9 +266,12 @@ def rules_by_text(lowered: list[str]) -> list[tuple[Rule, ...]]:
                 continue
             i = joined.find(keyword)
             while i >= 0:
-                hits[bisect_right(starts, i) - 1].add(n)
+                hits.setdefault(bisect_right(starts, i) - 1, set()).add(n)
                 i = joined.find(keyword, i + 1)
-    return [tuple(RULES[n] for n in sorted(found)) for found in hits]
+    out: list[tuple[Rule, ...]] = [()] * len(lowered)
+    for t, found in hits.items():
+        out[t] = tuple(RULES[n] for n in sorted(found))
+    return out
 
 
 def find_secrets(text: str, rules: tuple[Rule, ...] | None = None) -> list[tuple[int, int, str]]:

@@ -141,18 +141,20 @@ _PATCH_LINE = re.compile(rb"^(?:diff --git |\+)[^\n]*", re.MULTILINE)
 
 def patch_added_text(patch: bytes) -> dict[str, str]:
     """The lines each file gains in a git patch (binary hunks are base85 and carry no '+')."""
-    added: dict[str, list[str]] = {}
-    current: str | None = None
+    added: dict[str, list[bytes]] = {}
+    current: list[bytes] | None = None
     for m in _PATCH_LINE.finditer(patch):
         raw = m.group()
         if raw.startswith(b"+++ "):
             name = raw[4:].decode("utf-8", "replace")
-            current = None if name == "/dev/null" else name.removeprefix("b/")
+            current = None if name == "/dev/null" else added.setdefault(name.removeprefix("b/"), [])
         elif raw.startswith(b"diff --git "):
             current = None
         elif current is not None:
-            added.setdefault(current, []).append(raw[1:].decode("utf-8", "replace"))
-    return {path: "\n".join(lines) for path, lines in added.items()}
+            current.append(raw[1:])
+    # Decoded once per file: "\n" never sits inside a UTF-8 sequence, so this is the text the
+    # lines decoded one by one and joined would give.
+    return {path: b"\n".join(lines).decode("utf-8", "replace") for path, lines in added.items() if lines}
 
 
 def scan_patch(patch_file: Path) -> dict[str, list[str]]:

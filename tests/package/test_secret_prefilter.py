@@ -44,3 +44,27 @@ def test_package_scan_finds_every_planted_secret_in_json_snapshots_and_patches()
                 expected[key] = sorted(set(expected.get(key, [])) | kinds)
     assert secrets.scan_files(files) == expected
     assert len(expected) == 3 and "binary.bin" not in expected
+
+
+def _added_text_line_by_line(patch: bytes) -> dict[str, str]:
+    """The reading of a patch's added lines that ``patch_added_text`` does faster."""
+    added: dict[str, list[str]] = {}
+    current: str | None = None
+    for raw in patch.split(b"\n"):
+        if raw.startswith(b"+++ "):
+            name = raw[4:].decode("utf-8", "replace")
+            current = None if name == "/dev/null" else name.removeprefix("b/")
+        elif raw.startswith(b"diff --git "):
+            current = None
+        elif current is not None and raw.startswith(b"+"):
+            added.setdefault(current, []).append(raw[1:].decode("utf-8", "replace"))
+    return {path: "\n".join(lines) for path, lines in added.items()}
+
+
+def test_patch_added_text_reads_every_added_line_of_hostile_patches() -> None:
+    rng = random.Random(142)
+    pieces = [b"+", b"+++ b/x", b"+++ b/y", b"+++ /dev/null", b"diff --git a b", b"\n", b"\r",
+              b"\xc3", b"\xa9", b"\xff", b"a", b"++ ", b" ", b"-"]  # fmt: skip
+    for _ in range(20000):
+        patch = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        assert secrets.patch_added_text(patch) == _added_text_line_by_line(patch), patch
