@@ -37,23 +37,27 @@ class PatchInfo:
 class PendingInfo:
     """``--numstat`` and ``--summary`` of one patch file, running."""
 
-    def __init__(self, root: Path, patch_file: Path) -> None:
+    def __init__(self, root: Path, patch_file: Path, patch: bytes) -> None:
         name = str(patch_file.resolve())
         self._num = start(root, ["apply", "--numstat", "-z", name])
-        self._sum = start(root, ["apply", "--summary", name])
+        # git prints a symlink mode only for a patch that carries one ("new file mode 120000",
+        # "new mode 120000"): without those bytes there is no symlink to find, nor a --summary
+        # to run.
+        self._sum = start(root, ["apply", "--summary", name]) if b"120000" in patch else None
 
     def result(self) -> PatchInfo:
         num_out, num_err = self._num.communicate()
-        summary, _ = self._sum.communicate()
+        summary = self._sum.communicate()[0] if self._sum is not None else b""
         if self._num.returncode != 0:
             return PatchInfo([], [], _decode_err(num_err))
         paths, links = parse_patch_paths(num_out, summary)
         return PatchInfo(paths, links, None)
 
 
-def patch_info(root: Path, patch_file: Path) -> PendingInfo:
-    """Start asking git which paths ``patch_file`` touches (``.result()`` waits)."""
-    return PendingInfo(root, patch_file)
+def patch_info(root: Path, patch_file: Path, patch: bytes) -> PendingInfo:
+    """Start asking git which paths ``patch_file`` (holding ``patch``) touches (``.result()``
+    waits)."""
+    return PendingInfo(root, patch_file, patch)
 
 
 def commit_exists_start(root: Path, sha: str) -> subprocess.Popen[bytes]:

@@ -61,8 +61,9 @@ def check_patches(
     if main_file is None and index_file is None:
         return
     where = root or pkg
-    files = [f for f in (main_file, index_file) if f is not None and f.read_bytes().strip()]
-    infos = {f.name: checks.patch_info(where, f) for f in files}
+    data = {f.name: f.read_bytes() for f in (main_file, index_file) if f is not None}
+    files = [f for f in (main_file, index_file) if f is not None and data[f.name].strip()]
+    infos = {f.name: checks.patch_info(where, f, data[f.name]) for f in files}
     head: str | None = meta["head"] if meta is not None else None
     exists_proc = checks.commit_exists_start(root, head) if root is not None and head else None
     gdir = gitstate.git_dir(root) if root is not None and files else None
