@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import atomic, gitstate
+from contextfork import atomic, gitstate, layout
 from contextfork.envelope import Result
 
 _IDENTITY = {
@@ -143,7 +143,7 @@ def _step_export(ctx: DemoContext) -> str:
         opts.transcript = transcript
         opts.harness = "claude-code"
         opts.seed = transcript_seed(ctx.root, transcript, SESSION_ID, "claude-code")
-        opts.cold_store_refs = [f".contextfork/cold/{SESSION_ID}"]
+        opts.cold_store_refs = [layout.cold_store_rel(SESSION_ID)]
     res = api.export_package(ctx.root, opts)
     ctx.facts["package_id"] = res.data["package_id"]
     ctx.facts["export"] = res.data
@@ -207,9 +207,8 @@ def run_demo(*, keep: bool = False, steps: list[Step] | None = None) -> Result:
         ctx = DemoContext(root=root)
         for step in steps or STEPS:
             ctx.lines.append(step(ctx))
-        from contextfork.package.store import packages_dir
 
-        pkg = packages_dir(root) / ctx.facts["package_id"]
+        pkg = layout.packages_dir(root) / ctx.facts["package_id"]
         files = sorted(p.relative_to(pkg).as_posix() for p in pkg.rglob("*") if p.is_file())
         text = "\n".join(
             [

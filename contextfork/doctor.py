@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from contextfork import __version__
+from contextfork import __version__, layout
 from contextfork.envelope import Result
 from contextfork.errors import ContextforkError, ExitCode
 
@@ -113,10 +113,9 @@ def check_tokenizer() -> Check:
 
 
 def check_policy(root: Path) -> Check:
-    from contextfork.telemetry import policy
     from contextfork.telemetry.models import load_policy_file
 
-    path = policy.policy_path(root)
+    path = layout.policy_file(root)
     if not path.exists():
         return Check("policy", "ok", "defaults (no .contextfork/policy.json)")
     try:
@@ -131,7 +130,7 @@ def check_policy(root: Path) -> Check:
 def check_cold(root: Path) -> list[Check]:
     from contextfork.cold import api as cold_api
 
-    base = root / ".contextfork" / "cold"
+    base = layout.cold_root(root)
     sessions = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
     if not sessions:
         return [Check("cold", "ok", "no cold stores in this repository")]
@@ -162,11 +161,12 @@ def check_cold(root: Path) -> list[Check]:
 # ------------------------------------------------------------------ hooks
 
 
-_GIT_CALL = re.compile(r"^\s*(?:exec\s+)?(.+?)\s+-m\s+contextfork\.githooks\b", re.M)
+_GIT_CALL = re.compile(r"^\s*(?:exec\s+)?(.+?)\s+-m\s+contextfork(?:\.lifecycle)?\.githooks\b", re.M)
 
 
 def check_git_hooks(root: Path, runs: _Runner) -> Check:
-    from contextfork import githooks, gitstate
+    from contextfork import gitstate
+    from contextfork.lifecycle import githooks
 
     hdir = gitstate.hooks_path(root)
     found: dict[str, Path] = {}

@@ -7,7 +7,6 @@ that escapes its root, targets ``.git/`` or passes through a symlink is refused 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path, PurePosixPath
 
 
@@ -64,45 +63,3 @@ def safe_join(root: Path, rel: str) -> Path:
     if link:
         raise ValueError(f"{rel!r}: would be written through symlink {link!r}")
     return root / rel
-
-
-STATE_DIR = ".contextfork"
-
-
-def state_path(root: Path, *parts: str) -> Path:
-    """``<root>/.contextfork/<parts…>``, the one way to name anything under a repo's state dir.
-
-    A repository can commit ``.contextfork`` (or ``packages``, ``cold``, ``logs`` below it) as a
-    symlink or a file; writing, reading or deleting through it would touch a directory outside
-    the repo. Every component that exists is ``lstat``-ed: each must be a real directory (the
-    last may be a regular file), or ``UnsafeStateDir`` (exit 3) names it. Missing components are
-    fine: they are created below a checked real directory.
-    """
-    from contextfork.errors import UnsafeStateDir
-
-    path = Path(root)
-    chain = (STATE_DIR, *parts)
-    for i, name in enumerate(chain):
-        path = path / name
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            break
-        except OSError as exc:
-            raise UnsafeStateDir(f"{_rel(root, path)} cannot be inspected: {exc.strerror}") from exc
-        if stat.S_ISDIR(st.st_mode) or (i == len(chain) - 1 and i > 0 and stat.S_ISREG(st.st_mode)):
-            continue
-        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a directory"
-        raise UnsafeStateDir(
-            f"{_rel(root, path)} is {what}, not a real directory inside the repository; "
-            "contextfork refuses to read or write through it",
-            hint=f"remove it; if it is committed: git rm --cached -r {STATE_DIR}",
-        )
-    return Path(root).joinpath(*chain)
-
-
-def _rel(root: Path, path: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)

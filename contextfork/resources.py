@@ -7,6 +7,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from contextfork.jinjafilters import FILTERS
+from contextfork.layout import cache_dir
+
 _PKG = Path(__file__).resolve().parent
 
 
@@ -44,8 +47,7 @@ def _bytecode_cache() -> Any:
 
     import jinja2
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    target = Path(base) / "contextfork" / "jinja2"
+    target = cache_dir("jinja2")
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -59,8 +61,6 @@ def _bytecode_cache() -> Any:
 def _environment() -> Any:
     import jinja2
 
-    from contextfork.package.handoff import JINJA_FILTERS
-
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
         bytecode_cache=_bytecode_cache(),
@@ -70,7 +70,7 @@ def _environment() -> Any:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(JINJA_FILTERS)  # failed-approach wording shared with harness/briefs.py
+    env.filters.update(FILTERS)  # failed-approach wording shared with harness/briefs.py
     return env
 
 

@@ -2,7 +2,7 @@
 
 Session ids name directories and files under ``.contextfork/`` (cold stores, fork records,
 warning state), so traversal and odd names are refused. This lives apart from the cold store's
-layout so the hooks can check an id without importing the store (dataclasses, hashing, fcntl):
+layout so the hooks can check an id without importing the store (dataclasses, hashing, the lock):
 SessionStart with nothing to do must stay fast.
 """
 

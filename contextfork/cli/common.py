@@ -16,6 +16,7 @@ import typer
 
 from contextfork.envelope import Result
 from contextfork.errors import ContextforkError, ExitCode
+from contextfork.layout import repo_root  # the one repo discovery, for every command
 from contextfork.output import render, render_error
 
 P = ParamSpec("P")
@@ -76,13 +77,6 @@ def emit(result: Result, as_json: bool, human: Callable[[Result], None] | None =
     code = render(result, as_json, human)
     if code:
         raise typer.Exit(code)
-
-
-def repo_root(repo: Path | None) -> Path:
-    """The repository a command works on: ``--repo`` or the git root of the cwd (lazy import)."""
-    from contextfork import gitstate
-
-    return gitstate.repo_root(repo)
 
 
 PIPED_WIDTH = 100

@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         _targets(git, claude, codex)
         root = repo_root(repo)
         if git:
-            from contextfork import githooks
+            from contextfork.lifecycle import githooks
 
             emit(githooks.install(root, strict=strict, keep=keep), json)
         elif claude:
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
         _targets(git, claude, codex)
         root = repo_root(repo)
         if git:
-            from contextfork import githooks
+            from contextfork.lifecycle import githooks
 
             emit(githooks.uninstall(root), json)
         elif claude:
@@ -136,6 +136,6 @@ def register(app: typer.Typer) -> None:
         context_settings=_VERBATIM,
     )  # fmt: skip
     def git_hook(ctx: typer.Context) -> None:
-        from contextfork import githooks
+        from contextfork.lifecycle import githooks
 
         raise typer.Exit(githooks.main(list(ctx.args)))

@@ -9,6 +9,11 @@ import typer
 from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 PackageArg = Annotated[str | None, typer.Argument(help="Package dir or id (default: latest).")]
+WithColdOpt = Annotated[
+    bool,
+    typer.Option("--with-cold", help="Also share the cold-store sessions the packages reference "
+                 "(as `contextfork fold push|pull` does)."),
+]  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
@@ -62,17 +67,17 @@ def register(app: typer.Typer) -> None:
     @guarded("packages list")
     def list_cmd(repo: RepoOpt = None, json: JsonOpt = False) -> None:
         """Every package: id, created, trigger, HEAD, consumed, size."""
-        from contextfork import packages_admin
+        from contextfork.lifecycle import admin
 
-        emit(packages_admin.list_packages(repo_root(repo)), json)
+        emit(admin.list_packages(repo_root(repo)), json)
 
     @packages.command("show")
     @guarded("packages show")
     def show_cmd(package: PackageArg = None, repo: RepoOpt = None, json: JsonOpt = False) -> None:
         """The manifest and the handoff of one package."""
-        from contextfork import packages_admin
+        from contextfork.lifecycle import admin
 
-        emit(packages_admin.show(repo_root(repo), package), json)
+        emit(admin.show(repo_root(repo), package), json)
 
     @packages.command("clean")
     @guarded("packages clean")
@@ -86,9 +91,9 @@ def register(app: typer.Typer) -> None:
         json: JsonOpt = False,
     ) -> None:
         """Delete old packages: dry run unless --yes; unconsumed ones only with --force."""
-        from contextfork import packages_admin
+        from contextfork.lifecycle import admin
 
-        emit(packages_admin.clean(repo_root(repo), keep=keep, yes=yes, force=force), json)
+        emit(admin.clean(repo_root(repo), keep=keep, yes=yes, force=force), json)
 
     @app.command()
     @guarded("log")
@@ -98,9 +103,9 @@ def register(app: typer.Typer) -> None:
         json: JsonOpt = False,
     ) -> None:
         """Recent commits with the checkpoint packages their git notes name."""
-        from contextfork import packages_admin
+        from contextfork.lifecycle import admin
 
-        emit(packages_admin.log(repo_root(repo), limit), json)
+        emit(admin.log(repo_root(repo), limit), json)
 
     @app.command()
     @guarded("push")
@@ -120,6 +125,7 @@ def register(app: typer.Typer) -> None:
                 help="Also send the recorded HEAD and the unpushed commits under it.",
             ),
         ] = False,
+        with_cold: WithColdOpt = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -127,21 +133,21 @@ def register(app: typer.Typer) -> None:
 
         Says whether each package's HEAD is on the remote; local commits are sent only with
         --with-head. Refuses (exit 1) when a file to send holds a secret, unless --allow-secrets."""
-        from contextfork import sharing
+        from contextfork.lifecycle import sharing
 
-        result = sharing.push(
-            repo_root(repo), remote, package, allow_secrets=allow_secrets, with_head=with_head
-        )
+        result = sharing.push(repo_root(repo), remote, package, allow_secrets=allow_secrets,
+                              with_head=with_head, with_cold=with_cold)  # fmt: skip
         emit(result, json)
 
     @app.command()
     @guarded("pull")
     def pull(
         remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
+        with_cold: WithColdOpt = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Fetch refs/contextfork/packages/* and materialize the verified packages here."""
-        from contextfork import sharing
+        from contextfork.lifecycle import sharing
 
-        emit(sharing.pull(repo_root(repo), remote), json)
+        emit(sharing.pull(repo_root(repo), remote, with_cold=with_cold), json)

@@ -14,7 +14,7 @@ from typing import Any
 
 from contextfork.cold import index as idx
 from contextfork.cold.evict import begin_turn, evict_one, load_turn, save_turn
-from contextfork.cold.hydrate import body_of, hydrate_one, record, render_block
+from contextfork.cold.hydrate import body_of, hydrate_one, record, render_block, window_body
 from contextfork.cold.layout import (
     StoreLayout,
     check_step_id,
@@ -25,6 +25,7 @@ from contextfork.cold.layout import (
     policy_sha256,
     store_lock,
 )
+from contextfork.cold.node import build_node
 from contextfork.cold.store import fold_node, load_policy, policy_notice, read_node
 from contextfork.envelope import Problem, Result
 from contextfork.errors import NotFoundError, UsageError
@@ -86,7 +87,6 @@ def fold_session(
 ) -> Result:
     """Fold every step of a real transcript (deterministic briefs, raw lines as payload)."""
     from contextfork.cold.keyed import fold_keyed
-    from contextfork.cold.node import build_node
     from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
     from contextfork.transcript import load_session
@@ -140,8 +140,6 @@ def _render_picks(
     """Each pick as the block that is injected (content, verified windows or summary), in
     selection order; a pick that does not fit ``char_budget`` is shrunk to windows or left out
     (and then is not recorded as hydrated)."""
-    from contextfork.cold.hydrate import window_body
-
     shown: list[dict[str, Any]] = []
     left_out: list[dict[str, Any]] = []
     used = 0
@@ -170,6 +168,13 @@ def _render_picks(
     return shown, left_out
 
 
+def _pinned(layout: StoreLayout, conn: Any) -> frozenset[int]:
+    """Steps the agent pinned (``contextfork context pin``): page-in prefers them on ties."""
+    from contextfork.curate.state import load_for_store, step_ids_of
+
+    return step_ids_of(conn, load_for_store(layout.dir).pinned)
+
+
 def scan(
     prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
     char_budget: int | None = None,
@@ -193,7 +198,8 @@ def scan(
         state = begin_turn(layout)
         budget = min(int(policy["per_call_token_cap"]), int(policy["per_turn_token_cap"]))
         with idx.opened(layout) as conn:
-            sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)))
+            sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)),
+                         preferred=_pinned(layout, conn))
             state["calls"] = 1
             shown, left_out = _render_picks(layout, sel.picks, char_budget, conn)
         for s in shown:
@@ -317,7 +323,7 @@ def validate(
     from contextfork.cold.validate import exit_code_for, validate_store
 
     layout = open_layout(repo, session, store_dir)
-    with store_lock(layout, exclusive=False) if layout.dir.is_dir() and not layout.containment_problems() \
+    with store_lock(layout) if layout.dir.is_dir() and not layout.containment_problems() \
             else _null():
         problems = validate_store(layout)
     code = exit_code_for(problems)

@@ -17,11 +17,11 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from contextfork.atomic import write_chunks
+from contextfork.atomic import move_aside, write_chunks
 from contextfork.cold.identifiers import PREFIX_MAX_EXTRA, prefix_eligible, shorter_partners
 from contextfork.cold.layout import IPCF_VERSION, StoreLayout, step_key
 from contextfork.errors import IntegrityError
-from contextfork.statedir import ensure_for_store
+from contextfork.layout import ensure_for_store
 
 INDEX_VERSION = 1
 AUTO_VIEW_MAX_NODES = 512
@@ -76,8 +76,6 @@ def connect(layout: StoreLayout) -> sqlite3.Connection:
 
 def discard(layout: StoreLayout) -> Path | None:
     """Move an unreadable index (and its WAL files) aside; the index is derived data."""
-    from contextfork.atomic import move_aside
-
     if not layout.sqlite.exists():
         return None
     aside = move_aside(layout.sqlite, ".corrupt")

@@ -8,7 +8,7 @@ Layout (IPCF-compatible, under ``<repo>/.contextfork/cold/<session_id>/``)::
     eviction_log.json             every eviction, in order
     turn_state.json               what is hydrated in the current turn (ours, not IPCF)
     index.sqlite3                 the inverted index scans actually use (ours, not IPCF)
-    .lock                         fcntl lock serialising writers across processes
+    .lock                         filelock lock serialising writers across processes
 
 Containment is checked on every open, whatever the policy says: the session id must be a plain
 name, and the resolved store must sit inside the repo's ``.contextfork/cold`` (no symlink
@@ -18,16 +18,15 @@ escape, no sibling-prefix directory such as ``cold-evil``).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from contextfork.errors import IntegrityError, NotFoundError, UsageError
+from contextfork.errors import IntegrityError, UsageError
+from contextfork.layout import cold_root, ensure_for_store, repo_root
 from contextfork.paths import contained
 from contextfork.sessionids import check_session_id as check_session_id  # re-exported
-from contextfork.statedir import ensure_for_store
 
 IPCF_VERSION = "1.1"
 NODE_VERSION = 1
@@ -104,35 +103,6 @@ def check_step_id(step_id: int) -> int:
     return step_id
 
 
-def _walk_up_for_git(start: Path) -> Path | None:
-    cur = start.resolve()
-    for cand in (cur, *cur.parents):
-        if (cand / ".git").exists():
-            return cand
-    return None
-
-
-def find_repo_root(repo: Path | None) -> Path:
-    """The git root of ``repo`` (or of the cwd), via ``contextfork.gitstate``.
-
-    Falls back to walking up for ``.git`` when git itself cannot answer (no git binary, a bare
-    ``.git`` placeholder), so the store still opens where a repository is evident.
-    """
-    from contextfork import gitstate
-    from contextfork.errors import ContextforkError
-
-    start = Path(repo) if repo is not None else Path.cwd()
-    if not start.exists():
-        raise NotFoundError(f"repository {start} does not exist", hint="pass --repo PATH")
-    try:
-        return Path(gitstate.repo_root(start))
-    except (ContextforkError, OSError):
-        found = _walk_up_for_git(start)
-    if found is None:
-        raise NotFoundError(f"{start} is not inside a git repository", hint="pass --repo PATH")
-    return found
-
-
 @dataclass(frozen=True)
 class StoreLayout:
     root: Path  # <repo>/.contextfork/cold
@@ -199,9 +169,7 @@ class StoreLayout:
 
 
 def layout_for(repo: Path | None, session_id: str) -> StoreLayout:
-    from contextfork.paths import state_path
-
-    root = state_path(find_repo_root(repo), "cold")
+    root = cold_root(repo_root(repo))
     return StoreLayout(root=root, session_id=check_session_id(session_id))
 
 
@@ -216,16 +184,17 @@ def default_session(session: str | None) -> str:
 
 
 @contextlib.contextmanager
-def store_lock(layout: StoreLayout, *, exclusive: bool = True) -> Iterator[None]:
-    """Serialise writers across processes (hooks run in parallel); readers share the lock."""
+def store_lock(layout: StoreLayout) -> Iterator[None]:
+    """Serialise writers across processes (hooks run in parallel); ``validate`` takes it too.
+
+    ``filelock``: flock on POSIX, ``LockFileEx`` on Windows, and a lock file opened without
+    following a symlink. Imported here, not at module level: only a store that is written pays
+    for it (~10 ms; the prompt hook's scan records what it hydrated, so it pays it too).
+    """
+    from filelock import FileLock  # lazy: hot path (importing the store stays cheap)
+
     ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
     layout.ensure_contained()
-    fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    with FileLock(layout.lock_file):
         yield
-    finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)

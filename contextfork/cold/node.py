@@ -17,7 +17,7 @@ import json
 import unicodedata
 from typing import Any
 
-from contextfork.cold.identifiers import Extracted, extract, step_refs
+from contextfork.cold.identifiers import Extracted, extract, normalize, step_refs
 from contextfork.cold.layout import IPCF_VERSION, NODE_VERSION, step_key
 from contextfork.cold.projection import PROJECTION_V2, normative_terms, projection_v2
 from contextfork.errors import IntegrityError
@@ -73,7 +73,6 @@ def build_node(
     readable: str | None = None,
 ) -> dict[str, Any]:
     """Scrub, extract terms, count tokens and compute the three identities of one step."""
-    from contextfork.cold.identifiers import normalize
     from contextfork.tokens import count_tokens
 
     counter = token_counter or count_tokens

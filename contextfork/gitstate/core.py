@@ -228,7 +228,7 @@ def operation_in_progress(gdir: Path) -> str | None:
 
 
 def ensure_excluded(
-    root: Path, pattern: str = "/.contextfork/", *, common: Path | None = None
+    root: Path, pattern: str, *, common: Path | None = None
 ) -> bool:
     """Add ``pattern`` to .git/info/exclude once; True when it was added now."""
     from contextfork import atomic

@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contextfork import layout
 from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_file
-from contextfork.paths import state_path
 
 if TYPE_CHECKING:
     from contextfork.harness.hookrunner import HookInput
@@ -74,7 +74,7 @@ def fold_and_export(
         info["folded_steps"] = res.data["steps"]
         info["written"] = res.data["written"]
         info["store"] = res.data["store"]
-        refs.append(f".contextfork/cold/{session_id}")
+        refs.append(layout.cold_store_rel(session_id))
     opts = ExportOptions(
         trigger=trigger,
         session_id=session_id,
@@ -110,7 +110,7 @@ def anti_loop_lines(pkg: Path) -> list[str]:
         handoff = json.loads((pkg / "handoff.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    from contextfork.package.handoff import barred, step_suffix
+    from contextfork.jinjafilters import barred, step_suffix
 
     out = []
     for f in handoff.get("failed_approaches") or []:
@@ -140,7 +140,7 @@ def compact_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     errors = check.data["errors"]
     summary = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")
     sid = hook.session_id or "SESSION"
-    store = state_path(hook.root, "cold", sid)
+    store = layout.cold_store(hook.root, sid)
     lines = [
         "# contextfork: context after compaction",
         "",

@@ -9,11 +9,12 @@ turn hooks on by default, where the line is harmless). ``hooks install --codex``
 - otherwise adds one line, ``hooks = true`` (``codex_hooks = true`` when the ``codex`` on PATH is
   older than 0.130), under the project's ``[features]`` table, or appends that table; each line
   we add carries a marker comment, so it is recognisable without any record;
-- edits the text minimally (no TOML writer: comments, order and spacing stay), and writes only
-  if ``tomllib`` parses the result as exactly the old document plus that one key.
+- edits the document with ``tomlkit`` (comments, order, spacing and line ends stay), and writes
+  only if ``tomllib`` parses the result as exactly the old document plus that one key.
 
 Uninstall restores the original bytes when the file is still as we left it (``install_state``),
-else removes exactly our chunk (or, failing that, our marked lines), again verified by parsing.
+else removes our marked key (and our marked ``[features]`` header when nothing else is under
+it) with ``tomlkit``, again verified by ``tomllib``.
 Codex loads a project's ``.codex/`` layer only when the project is trusted.
 """
 
@@ -29,20 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+import tomlkit.exceptions
+from tomlkit.items import Table
+
 from contextfork import atomic
 from contextfork.harness import install_state
 
 MARK = "# added by contextfork hooks install --codex"
 KEYS = ("hooks", "codex_hooks")
 CANONICAL_SINCE = (0, 130, 0)
-
-_HEADER = re.compile(r"""^[ \t]*\[[ \t]*(?:features|"features"|'features')[ \t]*\][ \t]*(?:#.*)?$""")
-_ANY_HEADER = re.compile(r"^[ \t]*\[")
-_OUR_LINE = re.compile(
-    r"^[ \t]*(hooks|codex_hooks)[ \t]*=[ \t]*true[ \t]*" + re.escape(MARK) + r"[ \t]*$"
-)
-_OUR_HEADER = re.compile(r"^[ \t]*\[features\][ \t]*" + re.escape(MARK) + r"[ \t]*$")
-
 
 def project_config(root: Path) -> Path:
     return root / ".codex" / "config.toml"
@@ -93,89 +90,100 @@ def feature_key() -> str:
     return "hooks"
 
 
-def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
-
-
 def _parses_as(text: str, *expected: dict[str, Any]) -> bool:
+    """The independent check: ``tomllib`` (not tomlkit) reads exactly what we meant."""
     try:
         return tomllib.loads(text) in expected
     except tomllib.TOMLDecodeError:
         return False
 
 
-def add_flag(text: str, key: str) -> tuple[str, str] | None:
-    """``text`` with ``key = true`` under ``[features]``, and the exact chunk inserted; None
-    when the file defines ``features`` in a form we will not edit (inline or dotted keys)."""
+def _marked(item: Any) -> bool:
+    return bool(item.trivia.comment.strip() == MARK)
+
+
+def _mark(item: Any) -> Any:
+    item.comment(MARK)
+    item.trivia.comment_ws = "  "
+    return item
+
+
+def _dumps(doc: Any, like: str) -> str:
+    """tomlkit writes the lines it adds with ``\n``; a CRLF file keeps CRLF throughout."""
+    out: str = tomlkit.dumps(doc)
+    if "\r\n" in like and "\n" not in like.replace("\r\n", ""):
+        out = out.replace("\r\n", "\n").replace("\n", "\r\n")
+    return out
+
+
+def _features(doc: Any) -> Any:
+    """The ``[features]`` table we may edit, ``None`` when absent, ``False`` when it is written
+    in a form we leave to the user (inline table, dotted keys, an array of tables)."""
+    if "features" not in doc:
+        return None
+    table = doc.item("features")
+    if not isinstance(table, Table) or table.is_super_table():
+        return False  # a super table: only [features.x] headers, or features.x = … dotted keys
+    return table
+
+
+def add_flag(text: str, key: str) -> str | None:
+    """``text`` with ``key = true`` (marked) in ``[features]``, or None when the file defines
+    ``features`` in a form we will not edit (inline or dotted keys) or is not valid TOML."""
     try:
         old = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        doc = tomlkit.parse(text)
+    except (tomllib.TOMLDecodeError, tomlkit.exceptions.TOMLKitError):
         return None
     expected = copy.deepcopy(old)
     features = expected.setdefault("features", {})
     if not isinstance(features, dict):
         return None
     features[key] = True
-    nl = _newline(text)
-    line = f"{key} = true  {MARK}"
-    lines = text.splitlines(keepends=True)
-    heads = [i for i, ln in enumerate(lines) if _HEADER.match(ln.rstrip("\r\n"))]
-    if len(heads) > 1:
+    table = _features(doc)
+    if table is False:
         return None
-    if heads:
-        i = heads[0]
-        pos = sum(len(ln) for ln in lines[: i + 1])
-        chunk = line + nl if lines[i].endswith("\n") else nl + line
+    if table is None:
+        table = _mark(tomlkit.table())
+        table.add(key, _mark(tomlkit.item(True)))
+        doc.add("features", table)
     else:
-        if not text or text.endswith(nl + nl) or text == nl:
-            sep = ""
-        else:
-            sep = nl if text.endswith("\n") else nl + nl
-        pos = len(text)
-        chunk = f"{sep}[features]  {MARK}{nl}{line}{nl}"
-    new = text[:pos] + chunk + text[pos:]
-    return (new, chunk) if _parses_as(new, expected) else None
+        table.add(key, _mark(tomlkit.item(True)))
+    new = _dumps(doc, text)
+    return new if _parses_as(new, expected) else None
 
 
-def _without_marked_lines(text: str) -> str:
-    lines = text.splitlines(keepends=True)
-    out = [ln for ln in lines if not _OUR_LINE.match(ln.rstrip("\r\n"))]
-    for i, ln in enumerate(out):
-        if not _OUR_HEADER.match(ln.rstrip("\r\n")):
-            continue
-        rest = out[i + 1 :]
-        body = []
-        for nxt in rest:
-            if _ANY_HEADER.match(nxt):
-                break
-            body.append(nxt)
-        if all(not b.strip() for b in body):
-            return "".join(out[:i] + rest)
-    return "".join(out)
+def has_our_flag(text: str) -> bool:
+    try:
+        table = _features(tomlkit.parse(text))
+    except tomlkit.exceptions.TOMLKitError:
+        return False
+    return bool(table) and any(_marked(table.item(k)) for k in KEYS if k in table)
 
 
-def remove_flag(text: str, chunk: str | None) -> str | None:
+def remove_flag(text: str) -> str | None:
     """``text`` without our line (and our ``[features]`` header if nothing else is under it);
     None when that cannot be done and verified."""
-    m = next((_OUR_LINE.match(ln) for ln in text.splitlines() if _OUR_LINE.match(ln)), None)
-    if m is None:
-        return text
     try:
         old = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        doc = tomlkit.parse(text)
+    except (tomllib.TOMLDecodeError, tomlkit.exceptions.TOMLKitError):
         return None
+    table = _features(doc)
+    ours = [k for k in KEYS if table and k in table and _marked(table.item(k))]
+    if not ours:
+        return text
     exp_a = copy.deepcopy(old)
-    features = exp_a.get("features")
-    if not isinstance(features, dict) or features.get(m.group(1)) is not True:
-        return None  # our line was moved out of [features]: leave it to the user
-    del features[m.group(1)]
+    for k in ours:
+        if exp_a["features"].get(k) is not True:
+            return None  # the user changed our value: leave it to them
+        del exp_a["features"][k]
+        del table[k]
     exp_b = {k: v for k, v in exp_a.items() if k != "features" or v}
-    if chunk and text.count(chunk) == 1:
-        cand = text.replace(chunk, "", 1)
-        if _parses_as(cand, exp_a, exp_b):
-            return cand
-    cand = _without_marked_lines(text)
-    return cand if _parses_as(cand, exp_a, exp_b) else None
+    if _marked(table) and not table.value:
+        del doc["features"]
+    new = _dumps(doc, text)
+    return new if _parses_as(new, exp_a, exp_b) else None
 
 
 @dataclass
@@ -206,17 +214,16 @@ def enable(root: Path) -> Outcome:
     except UnicodeDecodeError:
         return Outcome("not_editable", path, detail="not UTF-8")
     key = feature_key()
-    planned = add_flag(text, key)
-    if planned is None:
+    new = add_flag(text, key)
+    if new is None:
         return Outcome(
-            "not_editable", path, key, "`features` is defined inline or with dotted keys"
+            "not_editable", path, key, "`features` is defined inline, with dotted keys or only by sub-tables"
         )
-    new, chunk = planned
     data = new.encode("utf-8")
     created = install_state.missing_dirs(target)
     mode = target.stat().st_mode & 0o777 if before is not None else None
     atomic.write_bytes(target, data, mode=mode)
-    install_state.note_write(root, target, before, data, created, {"chunk": chunk})
+    install_state.note_write(root, target, before, data, created)
     return Outcome("added", path, key)
 
 
@@ -235,10 +242,10 @@ def disable(root: Path) -> Outcome:
         text = current.decode("utf-8")
     except UnicodeDecodeError:
         return Outcome("not_editable", path, detail="not UTF-8")
-    if not any(_OUR_LINE.match(ln) for ln in text.splitlines()):
+    if not has_our_flag(text):
         install_state.forget(root, target)
         return Outcome("absent", path)
-    new = remove_flag(text, str(rec.extra.get("chunk") or "") if rec else None)
+    new = remove_flag(text)
     if new is None:
         return Outcome("not_editable", path, detail=f"remove the line marked `{MARK}` by hand")
     if rec is not None and rec.before is None and not new.strip():
@@ -250,4 +257,4 @@ def disable(root: Path) -> Outcome:
     return Outcome("flag_removed", path)
 
 
-__all__ = ["MARK", "Outcome", "add_flag", "disable", "enable", "read_flag", "remove_flag"]
+__all__ = ["MARK", "Outcome", "add_flag", "disable", "enable", "has_our_flag", "read_flag", "remove_flag"]

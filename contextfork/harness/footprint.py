@@ -14,10 +14,9 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from contextfork import layout
 from contextfork.errors import ContextforkError
 from contextfork.inputfile import open_regular
-from contextfork.paths import state_path
-from contextfork.statedir import ensure_state_dir
 
 TAIL_BYTES = 512 * 1024
 DEFAULT_WARNING = 50_000
@@ -106,7 +105,7 @@ def load_thresholds(root: Path) -> Thresholds:
     defaults on a broken file, which is the right behaviour in front of a prompt too.
     """
     try:
-        from contextfork.telemetry.policy import read_policy_lenient
+        from contextfork.telemetry.policy import read_policy_lenient  # lazy: hot path
 
         tokens: Any = read_policy_lenient(root).get("tokens")
     except ImportError:
@@ -119,16 +118,9 @@ def load_thresholds(root: Path) -> Thresholds:
 
 
 
-def _state_path(root: Path, session_id: str) -> Path:
-    from contextfork.sessionids import check_session_id
-
-    check_session_id(session_id)  # never a path out of the state dir
-    return state_path(root, "harness", f"{session_id}.json")
-
-
 def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | None:
     """The level just crossed upward (warn once), or None. Dropping below re-arms the warning."""
-    path = _state_path(root, session_id)
+    path = layout.footprint_file(root, session_id)  # a hostile id is a UsageError
     try:
         state = json.loads(path.read_bytes())
         if not isinstance(state, dict):
@@ -140,9 +132,11 @@ def crossing(root: Path, session_id: str, tokens: int, th: Thresholds) -> str | 
     level = th.level(tokens)
     rank = LEVELS.index(level)
     if rank != last_rank:
-        from contextfork import atomic  # only on a crossing: tempfile/shutil stay off the path
+        from contextfork import (
+            atomic,  # lazy: hot path (only on a crossing: tempfile/shutil stay off the path)
+        )
 
-        ensure_state_dir(root)
+        layout.ensure_state_dir(root)
         atomic.write_json(path, {"session_id": session_id, "warned_level": level, "tokens": tokens})
     return level if rank > last_rank else None
 

@@ -17,17 +17,18 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contextfork import atomic
+from contextfork import atomic, layout
 from contextfork.envelope import Problem, Result
 from contextfork.errors import IntegrityError, UsageError
-from contextfork.harness.hookrunner import fork_record_path
+from contextfork.forkstub import STUB_PREFIX, stub_text
 from contextfork.hashing import sha256_file, sha256_text
-from contextfork.paths import state_path
+
+if TYPE_CHECKING:
+    from contextfork.curate.state import Decisions
 
 STUB_MIN_CHARS = 2_000
-STUB_PREFIX = "[contextfork: tool result folded out of this fork"
 
 
 def result_text(content: Any) -> str:
@@ -52,15 +53,6 @@ def result_text(content: Any) -> str:
 def _has_binary(content: Any) -> bool:
     return isinstance(content, list) and any(
         isinstance(i, dict) and i.get("type") not in ("text", None) for i in content
-    )
-
-
-def stub_text(step: int, text: str, sha: str, session: str) -> str:
-    return (
-        f"{STUB_PREFIX} — step {step}, {len(text):,} chars, sha256 {sha}. "
-        f"The exact bytes are in the cold store of session {session}: read them back with "
-        f"`contextfork fold show {step} --session {session}` (SHA-256 verified; the MCP tool "
-        "peek_fold pages it in slices); prompts that name its details page it in automatically.]"
     )
 
 
@@ -98,19 +90,24 @@ class ForkPlan:
 
 
 def build_fork(
-    session: Any, repo: Path, orig_id: str, new_id: str, *, min_chars: int = STUB_MIN_CHARS
+    session: Any, repo: Path, orig_id: str, new_id: str, *, min_chars: int = STUB_MIN_CHARS,
+    decisions: Decisions | None = None,
 ) -> ForkPlan:
-    """The fork's lines (pure: reads the cold store, writes nothing)."""
+    """The fork's lines (pure: reads the cold store, writes nothing). A step the agent pinned
+    or expanded (``contextfork context pin``) keeps its results raw in the fork."""
     from contextfork.cold.keyed import known_ids
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
 
-    layout = StoreLayout(state_path(repo, "cold"), check_session_id(orig_id))
-    cold_ids = known_ids(layout, session.steps)  # position -> the step's cold id (its key's)
+    store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
+    cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[str, int]] = {}
+    held: set[int] = set()  # line offsets of steps the agent holds raw
     for step in session.steps:
         for r in step.raw:
             raw.setdefault(r.offset, (r.text, cold_ids.get(step.index, step.index)))
+            if decisions is not None and decisions.held_raw(step.identity):
+                held.add(r.offset)
     objs = {offset: json.loads(text) for offset, (text, _) in raw.items()}
     # Every new uuid up front: a compaction boundary names its summary line, which comes after it.
     renamed = {
@@ -159,9 +156,13 @@ def build_fork(
                 body = result_text(b.get("content"))
                 if is_stub_candidate(body, min_chars) is False or _has_binary(b.get("content")):
                     continue
+                if offset in held:
+                    plan.kept_large.append({"step": step_index, "call_id": str(b.get("tool_use_id")),
+                                            "chars": len(body), "reason": "held raw by the agent (pin or expand)"})
+                    continue
                 sha = sha256_text(body)
                 if step_index not in verified:
-                    verified[step_index] = _results_in_node(read_node(layout, step_index))
+                    verified[step_index] = _results_in_node(read_node(store, step_index))
                 call = str(b.get("tool_use_id"))
                 if verified[step_index].get(call) != sha:
                     plan.kept_large.append(
@@ -349,7 +350,10 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         )
     info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
     new_id = str(uuid.uuid4())
-    plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars)
+    from contextfork.curate.state import load_decisions
+
+    plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars,
+                      decisions=load_decisions(repo, orig_id))
     body = "".join(plan.lines)
     if not plan.stubs or len(body.encode("utf-8")) >= before_size:
         why = (
@@ -376,7 +380,7 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         )
     cb, ca = context_tokens(original), context_tokens(forked)
     atomic.write_json(
-        fork_record_path(repo, new_id),
+        layout.fork_record(repo, new_id),
         {
             "session_id": new_id,
             "forked_from": orig_id,

@@ -25,7 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from contextfork.paths import state_path
+from contextfork import layout
+from contextfork.errors import UsageError
+from contextfork.sessionids import check_session_id
 
 MAX_CONTEXT_CHARS = 9_500  # Claude Code caps additionalContext near 10,000 characters
 LABEL_SUMMARY = 160
@@ -72,27 +74,12 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
-def find_root(start: Path) -> Path | None:
-    """The enclosing git work tree (walks up for ``.git``; no git process on the hot path)."""
-    try:
-        cur = Path(os.path.realpath(start))
-    except OSError:
-        return None
-    for cand in (cur, *cur.parents):
-        if os.path.lexists(cand / ".git"):
-            return cand
-    return None
-
-
 def _session_id(v: Any) -> str | None:
     """The session id when it is a plain name; anything else (``../x``, ``/abs``) counts as absent.
 
     Paths under ``.contextfork/`` are built from it (warning state, fork records, the cold store),
     so hostile input must never reach them.
     """
-    from contextfork.errors import UsageError
-    from contextfork.sessionids import check_session_id
-
     sid = _str(v)
     if sid is None:
         return None
@@ -110,7 +97,7 @@ def parse_input(event: str, raw: dict[str, Any], *, codex: bool) -> HookInput:
         event=event,
         harness=harness,
         cwd=cwd,
-        root=find_root(cwd),
+        root=layout.find_repo(cwd),
         session_id=_session_id(raw.get("session_id")),
         transcript=Path(transcript).expanduser() if transcript else None,
         prompt=_str(raw.get("prompt")) or "",
@@ -125,13 +112,11 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
     if root is None:
         return
     try:
-        from datetime import UTC, datetime
+        from datetime import UTC, datetime  # lazy: hot path
 
-        from contextfork import atomic
-        from contextfork.statedir import ensure_state_dir
-
-        ensure_state_dir(root)
-        path = state_path(root, "logs", "hooks.log")
+        from contextfork import atomic  # lazy: hot path
+        layout.ensure_state_dir(root)
+        path = layout.hooks_log(root)
         line = (
             json.dumps(
                 {"at": datetime.now(UTC).isoformat(timespec="milliseconds"), **record},
@@ -182,20 +167,10 @@ def fit_blocks(nodes: list[dict[str, Any]], budget: int) -> tuple[list[str], lis
     return out, left
 
 
-def fork_record_path(root: Path, session_id: str) -> Path:
-    """Where ``contextfork fork`` records which session a fork continues."""
-    from contextfork.sessionids import check_session_id
-
-    check_session_id(session_id)
-    return state_path(root, "harness", "forks", f"{session_id}.json")
-
-
 def parent_session(root: Path, session_id: str) -> str | None:
     """The session a fork continues (its stubs point into that session's cold store)."""
-    from contextfork.errors import UsageError
-
     try:
-        data = json.loads(fork_record_path(root, session_id).read_bytes())
+        data = json.loads(layout.fork_record(root, session_id).read_bytes())
     except (OSError, ValueError, UsageError):
         return None
     parent = data.get("forked_from") if isinstance(data, dict) else None
@@ -217,17 +192,16 @@ def _store_sessions(root: Path, session_id: str, max_hops: int = 8) -> list[str]
 def _hydrated_nodes(
     hook: HookInput, session_id: str, char_budget: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from contextfork.cold import api as cold_api
-    from contextfork.cold.layout import StoreLayout, check_session_id
-    from contextfork.paths import state_path
+    from contextfork.cold import api as cold_api  # lazy: hot path
+    from contextfork.cold.layout import StoreLayout, check_session_id  # lazy: hot path
 
     assert hook.root is not None
-    layout = StoreLayout(state_path(hook.root, "cold"), check_session_id(session_id))
-    if not layout.sqlite.exists():
+    store = StoreLayout(layout.cold_root(hook.root), check_session_id(session_id))
+    if not store.sqlite.exists():
         return [], {"store": "absent"}
     # One token budget selects; the characters left in the hook's output decide what is shown,
     # and only what is shown is recorded as hydrated (the store re-verifies every node it reads).
-    res = cold_api.scan(hook.prompt, store_dir=layout.dir, char_budget=char_budget)
+    res = cold_api.scan(hook.prompt, store_dir=store.dir, char_budget=char_budget)
     nodes = []
     for pick, block in zip(res.data["selected"], res.data["blocks"], strict=True):
         summary = " ".join(str(pick["summary"]).split())
@@ -287,7 +261,7 @@ def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
 
 
 def footprint_warning(hook: HookInput) -> tuple[str | None, dict[str, Any]]:
-    from contextfork.harness import footprint as fp
+    from contextfork.harness import footprint as fp  # lazy: hot path
 
     if hook.root is None or hook.session_id is None or hook.transcript is None:
         return None, {}
@@ -321,7 +295,7 @@ def on_user_prompt_submit(hook: HookInput) -> dict[str, Any]:
 
 
 def on_pre_compact(hook: HookInput) -> dict[str, Any]:
-    from contextfork.harness.briefs import pre_compact
+    from contextfork.harness.briefs import pre_compact  # lazy: hot path
 
     info = pre_compact(hook)
     log(
@@ -341,7 +315,7 @@ def _nothing_to_offer(hook: HookInput) -> bool:
     """The common start: no package due to this session (decided with the stdlib alone)."""
     if hook.root is None or (hook.source or "startup") == "compact":
         return False
-    from contextfork.harness.pairing import choose
+    from contextfork.harness.pairing import choose  # lazy: hot path
 
     return choose(hook.root, hook.session_id, hook.transcript) is None
 
@@ -350,7 +324,7 @@ def on_session_start(hook: HookInput) -> dict[str, Any]:
     if _nothing_to_offer(hook):
         context, info = "", {"package": None}  # briefs, package and resume stay unimported
     else:
-        from contextfork.harness.briefs import session_start
+        from contextfork.harness.briefs import session_start  # lazy: hot path
 
         context, info = session_start(hook)
     log(
@@ -408,7 +382,7 @@ def main(argv: list[str]) -> int:
         )
         return 0
     try:
-        root = find_root(Path.cwd())
+        root = layout.find_repo(Path.cwd())
         raw = _read_stdin()
         if not event:
             event = _ALIASES.get(str(raw.get("hook_event_name", "")).lower(), "")
@@ -437,7 +411,7 @@ def main(argv: list[str]) -> int:
     except BaseException as err:  # noqa: BLE001 - a hook must never block the harness
         if isinstance(err, KeyboardInterrupt):
             return 0
-        import traceback
+        import traceback  # lazy: hot path
         log(
             root,
             {

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import atomic
+from contextfork import atomic, layout
+from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_bytes, sha256_text
-from contextfork.paths import state_path
 
 RECORD_VERSION = 1
 
@@ -52,8 +52,8 @@ def _record_file(root: Path, target: Path) -> Path:
     try:
         real.relative_to(Path(os.path.realpath(root)))
     except ValueError:
-        return real.parent / ".contextfork-install" / f"{real.name}.{key[:8]}.json"
-    return state_path(root, "harness", "installs", f"{key}.json")
+        return layout.install_record_beside(real, key[:8])
+    return layout.install_record(root, key)
 
 
 def load(root: Path, target: Path) -> Record | None:
@@ -114,12 +114,9 @@ def note_write(
     rec.after_sha256 = sha256_bytes(after)
     if extra:
         rec.extra.update(extra)
-    if root / ".contextfork" in _record_file(root, target).parents:
-        from contextfork import gitstate
-        from contextfork.errors import ContextforkError
-
+    if root / layout.STATE_DIR in _record_file(root, target).parents:
         with contextlib.suppress(ContextforkError, OSError):  # not a repository: nothing to hide
-            gitstate.ensure_excluded(root)
+            layout.exclude_state_dir(root)
     atomic.write_bytes(_record_file(root, target), atomic.dump_json_bytes(asdict(rec)))
 
 
@@ -129,7 +126,7 @@ def forget(root: Path, target: Path) -> None:
         os.unlink(rec_file)
     except FileNotFoundError:
         return
-    if rec_file.parent.name == ".contextfork-install":
+    if rec_file.parent.name == layout.INSTALLS_BESIDE:
         _rmdir_if_empty(rec_file.parent)
 
 

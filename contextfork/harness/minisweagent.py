@@ -19,7 +19,6 @@ other harness modules.
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from minisweagent.agents.default import AgentConfig, DefaultAgent
 
 from contextfork.cold.layout import StoreLayout, layout_at, layout_for
 from contextfork.errors import ContextforkError, NotFoundError
+from contextfork.layout import cache_dir
 from contextfork.render.api import render
 from contextfork.render.coldsource import SUFFIX, ColdSource, persist_steps
 from contextfork.render.engine import View
@@ -115,8 +115,7 @@ class ContextforkAgent(DefaultAgent):
                 try:
                     self._layout = layout_for(Path(cwd) if cwd else None, sid)
                 except NotFoundError:
-                    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-                    self._layout = layout_at(Path(cache) / "contextfork" / "cold" / sid)
+                    self._layout = layout_at(cache_dir("cold", sid))
         return self._layout
 
     def _store_finished_steps(self, session: Session, t: int) -> None:

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from contextfork import layout
+from contextfork.errors import UnsafeStateDir
 
 # A package exported by these triggers belongs to the session named in its metadata.
 CLAIMING_TRIGGERS = frozenset({"fork", "pre-compact"})
@@ -41,19 +45,17 @@ def _json(path: Path) -> Any:
         return None
 
 
-def _state_dir(root: Path, *parts: str) -> Path | None:
-    """``.contextfork/<parts>`` when every existing component is a real directory, else None
+def _checked(where: Callable[[Path], Path], root: Path) -> Path | None:
+    """``where(root)`` when every existing component is a real directory, else None
     (a committed symlink must not make us read, or offer, files from outside the repo)."""
-    from contextfork.paths import state_path
-
     try:
-        return state_path(root, *parts)
-    except Exception:  # noqa: BLE001 - UnsafeStateDir: nothing to offer from there
+        return where(root)
+    except UnsafeStateDir:  # nothing to offer from there
         return None
 
 
 def _packages(root: Path) -> list[tuple[str, Path]]:
-    base = _state_dir(root, "packages")
+    base = _checked(layout.packages_dir, root)
     if base is None:
         return []
     try:
@@ -81,10 +83,8 @@ def consumers(pkg: Path) -> list[str | None]:
 
 
 def fork_record(root: Path, session_id: str) -> dict[str, Any] | None:
-    from contextfork.harness.hookrunner import fork_record_path
-
     try:
-        data = _json(fork_record_path(root, session_id))
+        data = _json(layout.fork_record(root, session_id))
     except Exception:  # noqa: BLE001 - a hostile id is simply no record
         return None
     return data if isinstance(data, dict) else None
@@ -169,7 +169,7 @@ def choose(root: Path, session_id: str | None, transcript: Path | None) -> Offer
 
 
 def _fork_records(root: Path) -> list[Path]:
-    base = _state_dir(root, "harness", "forks")
+    base = _checked(layout.fork_records_dir, root)
     if base is None:
         return []
     try:

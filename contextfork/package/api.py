@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contextfork import gitstate
+from contextfork import gitstate, layout
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
 from contextfork.package import store
 
 if TYPE_CHECKING:  # validate must not pay for importing the export machinery
     from contextfork.package.export import ExportOptions
+
 
 def export_package(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None) -> Result:
     from contextfork.package import export as export_mod
@@ -50,7 +51,7 @@ def _repo_for(pkg_dir: Path, explicit_root: Path | None) -> Path | None:
     if explicit_root is not None:
         return explicit_root
     try:
-        return gitstate.repo_root(pkg_dir)
+        return layout.repo_root(pkg_dir)
     except Exception:  # noqa: BLE001 - a package copied outside any repo still validates
         return None
 
@@ -89,7 +90,6 @@ def export_from_options(
 ) -> Result:
     """The export command's whole job (the CLI command and the MCP tool call it)."""
     from contextfork.package import export as export_mod
-    from contextfork.package import handoff as handoff_mod
     from contextfork.package import seeding
 
     if file_cap < 0:
@@ -98,10 +98,16 @@ def export_from_options(
     opts = export_mod.ExportOptions(
         goal=goal,
         session_id=session,
-        handoff_input=handoff_mod.load_input(handoff) if handoff else None,
+        handoff_input=_load_handoff(handoff) if handoff else None,
         trigger=seeding.check_trigger(trigger),
         file_cap=file_cap,
         transcript=transcript,
         seed=seeding.seed_from_transcript(transcript, loc.root) if transcript else None,
     )
     return export_package(loc.root, opts, loc)
+
+
+def _load_handoff(path: Path) -> dict[str, Any]:
+    from contextfork.package.handoff_input import load_input  # lazy: pydantic only for --handoff
+
+    return load_input(path)

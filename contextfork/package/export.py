@@ -21,9 +21,10 @@ from contextfork import __version__, atomic, gitstate
 from contextfork.envelope import Problem
 from contextfork.gitstate import pipes
 from contextfork.hashing import canonical_sha256, sha256_bytes
+from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
-from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, packages_dir, utc_now_iso
+from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, utc_now_iso
 from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point
 
@@ -35,7 +36,7 @@ DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
 class ExportOptions:
     goal: str | None = None
     session_id: str | None = None
-    handoff_input: dict[str, Any] | None = None  # validated by handoff.parse_input
+    handoff_input: dict[str, Any] | None = None  # validated by handoff_input.parse_input
     trigger: str = "cli"
     transcript: Path | None = None
     harness: str | None = None
@@ -193,7 +194,7 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     """Write a new package for the repository at ``root`` and return what was written."""
     loc = loc or gitstate.locate(root)
     base = packages_dir(root)  # refuses a symlinked .contextfork before anything runs
-    gitstate.ensure_excluded(root, common=loc.common_dir)
+    exclude_state_dir(root, common=loc.common_dir)
     # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts against
     # HEAD and is redone against the empty tree only on an unborn HEAD.
     # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to the

@@ -12,16 +12,12 @@ them and against ``schemas/session-handoff.schema.json``.
 from __future__ import annotations
 
 import copy
-import json
 import re
-from pathlib import Path
 from typing import Any
 
-from contextfork.errors import NotFoundError, UsageError
-from contextfork.inputfile import read_regular
+from contextfork.resources import render_template
 
 HANDOFF_VERSION = "1.2"
-MAX_HANDOFF_BYTES = 16 * 1024 * 1024
 PLACEHOLDER_RE = re.compile(r"\[\[unfilled:[^\]]*\]\]")
 PARTS = ("active_goal", "settled_decisions", "failed_approaches", "open_risks", "next_action")
 
@@ -81,60 +77,6 @@ def failed_approach(
     }
 
 
-# A barred action may be written "Do not X", "Don't X", "Never X" or just "X"; every brief says
-# "do not" itself, so the renderers strip the writer's own (and it is said once).
-_DO_NOT = re.compile(r"^(?:\*\*)?(?:do\s+not|don['’]t|never)\b(?:\*\*)?[\s:,.-]*", re.IGNORECASE)
-
-
-def barred(action: object) -> str:
-    """The barred action as the words after "do not" (jinja filter ``barred``)."""
-    text = _DO_NOT.sub("", str(action or "").strip(), count=1)
-    if text[:1].isupper() and not text[1:2].isupper():  # "Raise it" → "raise it"; "NPM" stays
-        text = text[0].lower() + text[1:]
-    return text
-
-
-def names_step(failure: object) -> bool:
-    """True when the approach text already names its step (jinja filter ``names_step``), so a
-    renderer does not add "(step N)" a second time."""
-    if not isinstance(failure, dict) or failure.get("step") in (None, ""):
-        return False
-    step = re.escape(str(failure["step"]))
-    return bool(re.search(rf"\bsteps?\s*#?{step}\b", str(failure.get("approach") or ""), re.I))
-
-
-def step_suffix(failure: dict[str, Any]) -> str:
-    """" (step N)" for a one-line rendering, or "" when there is none or the approach has it."""
-    return f" (step {failure['step']})" if failure.get("step") and not names_step(failure) else ""
-
-
-JINJA_FILTERS = {"barred": barred, "names_step": names_step}
-
-
-def load_input(path: Path) -> dict[str, Any]:
-    """Read --handoff FILE and check it against ``HandoffInput`` (pydantic, imported lazily)."""
-    try:
-        raw = json.loads(read_regular(path, "handoff file", limit=MAX_HANDOFF_BYTES))
-    except NotFoundError as exc:
-        raise UsageError(f"handoff file not found: {path}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageError(f"handoff file {path} is not valid JSON: {exc}") from exc
-    return parse_input(raw, str(path))
-
-
-def parse_input(raw: Any, origin: str) -> dict[str, Any]:
-    """Validate agent-supplied parts; returns them normalized (defaults filled), unset parts left out."""
-    from pydantic import ValidationError
-
-    from contextfork.package.models import HandoffInput
-
-    try:
-        model = HandoffInput.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise UsageError(f"handoff {origin}: field {where}: {first['msg']}") from exc
-    return model.model_dump(mode="json", exclude_none=False, exclude_unset=True)
 
 
 def build(
@@ -202,6 +144,4 @@ def prepare_markdown() -> None:
 
 
 def render_markdown(h: dict[str, Any], package_id: str) -> str:
-    from contextfork.resources import render_template
-
     return render_template("handoff_summary.md.j2", h=h, package_id=package_id)

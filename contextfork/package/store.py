@@ -9,21 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contextfork.errors import NotFoundError, UsageError
-from contextfork.paths import state_path
+from contextfork.layout import packages_dir
 
-STATE_DIR = ".contextfork"
-PACKAGES = "packages"
 DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file (export; here so the CLI need not import it)
-
-
-def contextfork_dir(root: Path) -> Path:
-    """``<root>/.contextfork``, refused (exit 3) when it is a symlink or a file."""
-    return state_path(root)
-
-
-def packages_dir(root: Path) -> Path:
-    """``<root>/.contextfork/packages``, every component checked (``paths.state_path``)."""
-    return state_path(root, PACKAGES)
 
 
 def new_package_id(now: datetime | None = None) -> str:

@@ -16,7 +16,7 @@ from contextfork.package import store
 from contextfork.package.models import Handoff, SessionMetadata, UntrackedManifest
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
 from contextfork.resume import apply as apply_mod
-from contextfork.resume import brief, drift, state
+from contextfork.resume import brief, drift, journal, state
 
 # Validation findings that describe the repository rather than a broken package: resume goes on
 # and reports them as drift instead of refusing.
@@ -65,8 +65,6 @@ def resume(
         )
     meta, um, handoff = _load(ref.path)
     if not apply:
-        from contextfork.resume import journal
-
         pending = journal.load(root)
         if pending is not None:
             problems.append(Problem(

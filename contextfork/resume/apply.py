@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import atomic, gitstate
+from contextfork import atomic, gitstate, layout
 from contextfork.errors import (
     CheckFailed,
     ContextforkError,
@@ -167,7 +167,7 @@ def _resume_journal(root: Path, meta: SessionMetadata) -> dict[str, object] | No
         other = pending.get("package_id")
         raise DriftError(
             f"an interrupted `resume --apply` of package {other} is pending "
-            f"(journal in .contextfork/{journal.JOURNAL_DIR})",
+            f"(journal in {layout.JOURNAL_REL})",
             hint=f"finish it with `contextfork resume {other} --apply`, "
             "or undo it with `contextfork resume --rollback`",
         )
@@ -269,5 +269,5 @@ def rollback(root: Path) -> dict[str, object]:
     done = journal.rollback(root)
     if done is None:
         raise NotFoundError("no interrupted `resume --apply` to roll back",
-                            hint=f"the journal would be in .contextfork/{journal.JOURNAL_DIR}")  # fmt: skip
+                            hint=f"the journal would be in {layout.JOURNAL_REL}")  # fmt: skip
     return done

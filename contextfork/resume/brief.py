@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextfork.lifecycle_models import ConsumedState
+from contextfork.lifecycle.models import ConsumedState
 from contextfork.package.models import Handoff, SessionMetadata
+from contextfork.resources import render_template
 from contextfork.resume.apply import ApplyOutcome
 from contextfork.resume.drift import DriftReport
 
@@ -24,8 +25,6 @@ def render(
     consumed: ConsumedState,
     applied: ApplyOutcome | None = None,
 ) -> str:
-    from contextfork.resources import render_template
-
     files: list[tuple[str, list[str]]] = [
         ("Changed since export", drift.changed),
         ("Missing (in the package, not here)", drift.missing),

@@ -17,13 +17,12 @@ import stat as stat_mod
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from contextfork import atomic, gitstate
+from contextfork import atomic, gitstate, layout
 from contextfork.errors import IntegrityError
-from contextfork.package.store import contextfork_dir, utc_now_iso
-from contextfork.paths import safe_join, state_path, symlink_in_parents
+from contextfork.package.store import utc_now_iso
+from contextfork.paths import safe_join, symlink_in_parents
 from contextfork.testhooks import kill_point
 
-JOURNAL_DIR = "apply-journal"
 JOURNAL_FILE = "journal.json"
 JOURNAL_VERSION = 1
 STAGING_PREFIX = ".staging-journal-"
@@ -31,7 +30,7 @@ STAGING_PREFIX = ".staging-journal-"
 
 def journal_dir(root: Path) -> Path:
     """``.contextfork/apply-journal``, every component checked (a symlink is refused, exit 3)."""
-    return state_path(root, JOURNAL_DIR)
+    return layout.journal_dir(root)
 
 
 def load(root: Path) -> dict[str, Any] | None:
@@ -89,8 +88,8 @@ def begin(root: Path, paths: list[str], info: dict[str, Any]) -> None:
     if index_tree is None:
         raise IntegrityError("the index has unmerged entries; resolve them before --apply")
     unique = sorted(set(paths))
-    parent = contextfork_dir(root)
-    gitstate.ensure_excluded(root)
+    parent = layout.state_path(root)
+    layout.exclude_state_dir(root)
     atomic.sweep_stale(parent, (STAGING_PREFIX, ".trash-"))  # left by a killed writer/remover
     with atomic.staging_dir(parent, prefix=STAGING_PREFIX) as staging:
         entries = [_entry(root, rel, staging, n) for n, rel in enumerate(unique)]

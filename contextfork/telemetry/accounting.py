@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfork.forkstub import STUB_PREFIX
 from contextfork.transcript.model import (
     Session,
     Step,
@@ -71,8 +72,6 @@ def inherited_steps(session: Session) -> int:
 
 def folded_copy(session: Session, copied: int) -> bool:
     """Whether the copied steps were folded (``contextfork fork`` stubs), not copied verbatim."""
-    from contextfork.harness.fork import STUB_PREFIX
-
     return any(
         r.content.startswith(STUB_PREFIX) for s in session.steps[:copied] for r in s.tool_results
     )

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.errors import ContextforkError
+from contextfork.layout import policy_file
 
 POLICY_VERSION = "1"
-POLICY_FILE = Path(".contextfork") / "policy.json"
 
 DEFAULT_POLICY: dict[str, Any] = {
     "policy_version": POLICY_VERSION,
@@ -30,12 +30,6 @@ LEVELS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
-def policy_path(root: Path) -> Path:
-    from contextfork.paths import state_path  # refuses a symlinked .contextfork (exit 3)
-
-    return state_path(root, POLICY_FILE.name)
-
-
 def default_policy() -> dict[str, Any]:
     copy: dict[str, Any] = json.loads(json.dumps(DEFAULT_POLICY))
     return copy
@@ -46,7 +40,7 @@ def read_policy_lenient(root: Path | None) -> dict[str, Any]:
     if root is None:
         return default_policy()
     try:
-        with open(policy_path(root), encoding="utf-8") as fh:
+        with open(policy_file(root), encoding="utf-8") as fh:
             data = json.load(fh)
         tokens, steps = data["tokens"], data["steps"]
         values = (tokens["warning"], tokens["fork"], steps["warning"], steps["fork"])

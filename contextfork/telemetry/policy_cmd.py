@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contextfork import atomic
+from contextfork import atomic, layout
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
-from contextfork.telemetry import policy
 from contextfork.telemetry.models import Policy
 from contextfork.telemetry.status import load_policy
 
 
 def _root(repo: Path | None, cwd: Path) -> Path:
-    from contextfork import gitstate
-
-    return gitstate.repo_root(repo if repo is not None else cwd)
+    return layout.repo_root(repo if repo is not None else cwd)
 
 
 def show(repo: Path | None, cwd: Path) -> Result:
@@ -29,12 +26,10 @@ def show(repo: Path | None, cwd: Path) -> Result:
 
 def init(repo: Path | None, cwd: Path, *, force: bool = False) -> Result:
     root = _root(repo, cwd)
-    path = policy.policy_path(root)
+    path = layout.policy_file(root)
     if path.exists() and not force:
         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
-    from contextfork import gitstate
-
-    gitstate.ensure_excluded(root)
+    layout.exclude_state_dir(root)
     data = Policy().model_dump(mode="json")
     atomic.write_json(path, data)
     return Result(

@@ -13,10 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contextfork.forkstub import STUB_PREFIX_BYTES as FOLD_STUB
+
 STATE_VERSION = 3
-# The start of a stub ``contextfork fork`` writes (harness.fork.STUB_PREFIX; not imported here:
-# that module is heavy and this one runs in the statusline).
-FOLD_STUB = b"[contextfork: tool result folded out of this fork"
 
 
 class ScanState:

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from contextfork import layout
 from contextfork.envelope import Problem, Result
-from contextfork.errors import ContextforkError, NotFoundError
+from contextfork.errors import ContextforkError
 from contextfork.telemetry import accounting, policy
 from contextfork.telemetry.models import (
     Billing,
@@ -47,7 +48,7 @@ def now_iso() -> str:
 def load_policy(root: Path | None) -> PolicyInfo:
     """The repository's policy.json (strictly validated) or the IPSF defaults."""
     if root is not None:
-        path = policy.policy_path(root)
+        path = layout.policy_file(root)
         if path.exists():
             return PolicyInfo(source=str(path), policy=load_policy_file(path))
     return PolicyInfo(source="defaults", policy=Policy())
@@ -157,18 +158,6 @@ def latest_package(root: Path) -> LatestPackage | None:
     )
 
 
-def resolve_repo(repo: Path | None, cwd: Path) -> Path | None:
-    """An explicit --repo must be a repository; the cwd may simply not be one."""
-    from contextfork import gitstate
-
-    if repo is not None:
-        return gitstate.repo_root(repo)
-    try:
-        return gitstate.repo_root(cwd)
-    except NotFoundError:
-        return None
-
-
 def find_transcript(transcript: Path | None, root: Path | None, cwd: Path) -> Path | None:
     if transcript is not None:
         return transcript
@@ -190,7 +179,7 @@ def build_status(
 ) -> Result:
     """The whole report as a ``Result`` whose data validates against context-telemetry."""
     cwd = cwd or Path.cwd()
-    root = resolve_repo(repo, cwd)
+    root = layout.optional_repo(repo, cwd)
     pol = load_policy(root)
     notes: list[str] = []
     problems: list[Problem] = []

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from contextfork import layout
 from contextfork.telemetry import policy
 from contextfork.telemetry.scan import ScanState, scan
 
@@ -23,12 +24,11 @@ MAX_STDIN_BYTES = 8 * 1024 * 1024  # Claude Code sends a small JSON object
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "contextfork" / "statusline"
+    return layout.cache_dir("statusline")
 
 
 def _cache_file(transcript: Path) -> Path:
-    from contextfork.hashing import sha256_bytes
+    from contextfork.hashing import sha256_bytes  # lazy: hot path
 
     key = sha256_bytes(os.path.realpath(transcript).encode("utf-8", "surrogateescape"))
     return cache_dir() / f"{key[:24]}.json"
@@ -44,7 +44,7 @@ def _fingerprint(transcript: Path, offset: int) -> str:
     keeps inode and may grow past the cached size; without this check the next call would resume
     mid-line in a different file and keep the old session's steps and tokens.
     """
-    from contextfork.hashing import sha256_bytes
+    from contextfork.hashing import sha256_bytes  # lazy: hot path
 
     with open(transcript, "rb") as fh:
         head = fh.read(min(offset, _FP_BYTES))
@@ -85,7 +85,7 @@ def cached_scan(transcript: Path) -> ScanState:
                "mtime_ns": st.st_mtime_ns, "fp": _fingerprint(transcript, state.offset),
                "state": state.to_json()}
     try:
-        from contextfork.atomic import write_bytes
+        from contextfork.atomic import write_bytes  # lazy: hot path
 
         write_bytes(cfile, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
     except OSError:
@@ -97,7 +97,7 @@ def _policy_root(start: Path) -> Path | None:
     """Nearest ancestor holding ``.contextfork/policy.json`` (no git call on this path)."""
     cur = start
     for _ in range(64):
-        if (cur / policy.POLICY_FILE).is_file():
+        if layout.has_policy(cur):
             return cur
         if cur.parent == cur:
             return None
@@ -131,13 +131,11 @@ def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
     the fork's footprint. Our fork record holds the fork's window, counted by the same function
     ``status`` uses (without the record — another clone — the figure is unknown).
     """
-    from contextfork.paths import state_path
-
     sid = transcript.stem
     cur = here
     for _ in range(64):
         try:
-            record = state_path(cur, "harness", "forks", f"{sid}.json")
+            record = layout.fork_record(cur, sid)
             with open(record, encoding="utf-8") as fh:
                 data = json.load(fh)
             ctx = data.get("context_tokens") if isinstance(data, dict) else None
@@ -166,7 +164,7 @@ def _transcript(payload: dict[str, Any], here: Path) -> tuple[Path | None, bool]
     if isinstance(raw_path, str) and raw_path:
         path = Path(raw_path)
         return (path if path.is_file() else None), True
-    from contextfork.transcript.locate import current_transcript, project_dir
+    from contextfork.transcript.locate import current_transcript, project_dir  # lazy: hot path
 
     sid = payload.get("session_id")
     if isinstance(sid, str) and sid and "/" not in sid and sid not in (".", ".."):

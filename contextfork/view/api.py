@@ -10,7 +10,7 @@ from pathlib import Path
 
 from contextfork.envelope import Result
 from contextfork.errors import NotFoundError, UsageError
-from contextfork.telemetry.status import resolve_repo
+from contextfork.layout import optional_repo, view_dir
 
 
 def resolve_transcript(
@@ -44,9 +44,7 @@ def resolve_transcript(
 
 def default_out(root: Path | None, cwd: Path) -> Path:
     if root is not None:
-        from contextfork.paths import state_path
-
-        return state_path(root, "view")  # every component lstat-checked (no symlink escape)
+        return view_dir(root)  # every component lstat-checked (no symlink escape)
     return cwd / "contextfork-view"
 
 
@@ -75,7 +73,7 @@ def view(
     from contextfork.view.site import build_site
 
     cwd = cwd or Path.cwd()
-    root = resolve_repo(repo, cwd)
+    root = optional_repo(repo, cwd)
     path = resolve_transcript(transcript, session, root, cwd)
     if path is None and root is None:
         raise NotFoundError("nothing to show: no transcript found and not inside a repository",

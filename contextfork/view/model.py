@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contextfork.errors import ContextforkError, UnsafeStateDir, UsageError
+from contextfork.forkstub import STUB_PREFIX
+from contextfork.layout import cold_root, hooks_log
 from contextfork.transcript.model import (
     Session,
     Step,
@@ -60,8 +63,6 @@ def _estimate(text: str) -> int:
 
 
 def _block(b: Any, names: dict[str, str]) -> dict[str, Any] | None:
-    from contextfork.harness.fork import STUB_PREFIX
-
     if isinstance(b, TextBlock):
         if not b.text.strip():
             return None
@@ -87,8 +88,6 @@ def _block(b: Any, names: dict[str, str]) -> dict[str, Any] | None:
 
 def _stub_steps(step: Step) -> list[int]:
     import re
-
-    from contextfork.harness.fork import STUB_PREFIX
 
     out = []
     for r in step.tool_results:
@@ -122,11 +121,10 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
         return {}
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
-    from contextfork.errors import ContextforkError, UsageError
 
     try:
-        layout = StoreLayout(root / ".contextfork" / "cold", check_session_id(session_id))
-    except UsageError:
+        layout = StoreLayout(cold_root(root), check_session_id(session_id))
+    except (UsageError, UnsafeStateDir):
         return {}
     if not layout.nodes_dir.is_dir() or layout.nodes_dir.is_symlink():
         return {}
@@ -167,11 +165,10 @@ def pageins(root: Path | None, session_id: str | None) -> list[dict[str, Any]]:
     """What the prompt hook injected for this session, from the hook log."""
     if root is None or not session_id:
         return []
-    log = root / ".contextfork" / "logs" / "hooks.log"
     out = []
     try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = hooks_log(root).read_text(encoding="utf-8", errors="replace").splitlines()
+    except (OSError, UnsafeStateDir):
         return []
     for line in lines:
         try:

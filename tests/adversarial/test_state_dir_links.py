@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork import githooks
+from contextfork.lifecycle import githooks
 from tests.helpers import Repo, cli
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -14,6 +14,7 @@ from contextfork.cold.scenario import REFERENCE_QUESTION
 from contextfork.cold.store import StepConflict
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
 from contextfork.hashing import sha256_bytes
+from tests.helpers import make_repo
 
 
 def _node_file(store: Path, step: int) -> Path:
@@ -229,7 +230,7 @@ def test_conf12_inconsistent_state_orphans_and_broken_refs(scenario_store: Path)
 
 def test_conf12_path_containment_hostile_session_ids(tmp_path: Path) -> None:
     repo = tmp_path / "r"
-    (repo / ".git").mkdir(parents=True)
+    repo = make_repo(repo, commit=False).path
     for bad in ("../escape", "/abs", "a/b", "..", ".hidden", "x\x00y"):
         with pytest.raises(UsageError):
             api.fold_step(1, "s", "x", repo=repo, session=bad)
@@ -238,7 +239,7 @@ def test_conf12_path_containment_hostile_session_ids(tmp_path: Path) -> None:
 
 def test_conf12_path_containment_symlink_escape(tmp_path: Path) -> None:
     repo = tmp_path / "r"
-    (repo / ".git").mkdir(parents=True)
+    repo = make_repo(repo, commit=False).path
     outside = tmp_path / "outside"
     outside.mkdir()
     cold = repo / ".contextfork" / "cold"
@@ -253,7 +254,7 @@ def test_conf12_path_containment_symlink_escape(tmp_path: Path) -> None:
 
 def test_conf12_path_containment_sibling_prefix_directory(tmp_path: Path) -> None:
     repo = tmp_path / "r"
-    (repo / ".git").mkdir(parents=True)
+    repo = make_repo(repo, commit=False).path
     cold = repo / ".contextfork" / "cold"
     sibling = repo / ".contextfork" / "cold-evil"
     (sibling / "s").mkdir(parents=True)

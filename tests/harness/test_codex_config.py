@@ -59,7 +59,8 @@ def test_flag_is_added_under_the_existing_features_table_and_nothing_else_moves(
     assert res.data["feature_flag"]["state"] == "added"
     assert res.data["feature_flag"]["key"] == "hooks"
     text = cfg.read_text()
-    assert text == CONFIG.replace("[features]\n", f"[features]\nhooks = true  {MARK}\n")
+    # one line added, at the end of the table; every comment and every other line unchanged
+    assert text == CONFIG.replace("web_search_request = true\n", f"web_search_request = true\nhooks = true  {MARK}\n")
     parsed = tomllib.loads(text)
     assert parsed["features"] == {"hooks": True, "web_search_request": True}
     assert parsed["mcp_servers"] == tomllib.loads(CONFIG)["mcp_servers"]
@@ -137,6 +138,7 @@ def test_no_config_creates_it_and_uninstall_removes_codex_dir(
         (None, "[features]\nhooks = true\n", "enabled_in_user_config"),
         ("features = { memory = true }\n", None, "not_editable"),
         ("features.memory = true\n", None, "not_editable"),
+        ("[features.experimental]\nmemory = true\n", None, "not_editable"),
         ("[features\nbroken", None, "not_editable"),
     ],
 )
@@ -188,3 +190,55 @@ def test_cli_with_an_older_codex_writes_codex_hooks_and_removes_it(
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["feature_flag"]["state"] == "original_bytes"
     assert repo.git("status", "--porcelain") == ""
+
+
+# A config as people keep it: comments everywhere, profiles, MCP servers, a multi-line prompt
+# (one of whose lines looks like a table header), inline tables, arrays, odd spacing.
+REAL = """# Codex settings for this repository (reviewed in PR #412)
+model = "gpt-5-codex"          # the team default
+approval_policy = "on-request"
+developer_instructions = \"\"\"
+Run the tests before you commit.
+[features]
+(the line above is text, not a table)
+\"\"\"
+
+[features]   # what we turn on
+web_search_request = true # needed for docs lookups
+  # unified_exec = true  (off until it settles)
+
+[profiles.fast]
+model = "gpt-5-mini"
+model_reasoning_effort = "low"
+
+[mcp_servers.docs]
+command = "docs-mcp"
+args = [
+  "--stdio",   # talk over stdin/stdout
+  "--root", "docs",
+]
+env = { DOCS_TOKEN_FILE = "~/.docs-token" }
+
+[[skills]]
+name = "release"
+"""
+
+
+def test_a_real_config_keeps_every_comment_and_table_through_install_and_uninstall(
+    repo: Repo, codex_env: Path
+) -> None:
+    repo.write(".codex/config.toml", REAL)
+    repo.commit_all("codex config")
+    res = install.install_codex(repo.path)
+    assert res.data["feature_flag"]["state"] == "added"
+    text = _cfg(repo.path).read_text()
+    assert tomllib.loads(text) == {**tomllib.loads(REAL), "features": {
+        "web_search_request": True, "hooks": True}}  # fmt: skip
+    diff = repo.git("diff", "--unified=0", "--", ".codex/config.toml").splitlines()
+    assert [ln for ln in diff if ln[:1] in "+-" and ln[:3] not in ("+++", "---")] == [
+        f"+hooks = true  {MARK}"
+    ]
+    # Edited since install (so no byte-exact restore): only our line goes.
+    _cfg(repo.path).write_text(text + "\n[profiles.deep]\nmodel = \"gpt-5\"  # for reviews\n")
+    assert install.uninstall_codex(repo.path).data["feature_flag"]["state"] == "flag_removed"
+    assert _cfg(repo.path).read_text() == REAL + "\n[profiles.deep]\nmodel = \"gpt-5\"  # for reviews\n"

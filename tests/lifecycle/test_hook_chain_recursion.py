@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork import githooks
+from contextfork.lifecycle import githooks
 from contextfork.package import store
 from tests.helpers import Repo, clean_env, cli
 

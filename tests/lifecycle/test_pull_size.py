@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from contextfork.lifecycle.sharing import REF_PREFIX, push
 from contextfork.package.export import ExportOptions, export
-from contextfork.sharing import REF_PREFIX, push
 from tests.helpers import clean_env
 from tests.lifecycle.conftest import Shared
 

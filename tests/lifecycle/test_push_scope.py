@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contextfork.sharing import HEAD_PREFIX, REF_PREFIX
+from contextfork.lifecycle.sharing import HEAD_PREFIX, REF_PREFIX
 from tests.helpers import cli, git
 from tests.lifecycle.conftest import Shared, meta_of, reseal
 from tests.package.conftest import tree_sha_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contextfork.sharing import REF_PREFIX
+from contextfork.lifecycle.sharing import REF_PREFIX
 from tests.helpers import cli, git
 from tests.lifecycle.conftest import Shared, reseal
 from tests.package.test_export_secrets import PAT

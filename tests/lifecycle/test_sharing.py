@@ -4,9 +4,9 @@ import os
 from pathlib import Path
 
 from contextfork.errors import IntegrityError
+from contextfork.lifecycle.sharing import REF_PREFIX, pull, push
 from contextfork.package import store
 from contextfork.package.export import ExportOptions, export
-from contextfork.sharing import REF_PREFIX, pull, push
 from tests.helpers import cli, git
 from tests.lifecycle.conftest import Shared, meta_of
 from tests.package.conftest import tree_sha_of

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork.sharing import REF_PREFIX
+from contextfork.lifecycle.sharing import REF_PREFIX
 from tests.helpers import Repo, cli, git
 from tests.lifecycle.conftest import Shared, reseal
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from contextfork import githooks
+from contextfork import layout
+from contextfork.lifecycle import githooks
 from tests.helpers import Repo, clean_env
 
 
@@ -22,7 +23,7 @@ def test_a_failed_checkpoint_never_lets_an_older_pending_note_reach_the_next_com
     repo.git("add", "f.txt")
     aborted = _git_commit(repo, "-m", "")  # pre-commit ran, then git aborts: empty message
     assert aborted.returncode != 0
-    pending = repo.path / ".contextfork" / githooks.PENDING
+    pending = layout.pending_note(repo.path)
     assert pending.is_file()
     packages = repo.path / ".contextfork" / "packages"
     shutil.rmtree(packages)
@@ -42,12 +43,12 @@ def test_a_no_verify_commit_after_an_aborted_one_gets_no_note(repo: Repo) -> Non
     repo.git("add", "f.txt")
     aborted = _git_commit(repo, "-m", "")
     assert aborted.returncode != 0
-    assert (repo.path / ".contextfork" / githooks.PENDING).is_file()
+    assert (layout.pending_note(repo.path)).is_file()
     done = _git_commit(repo, "--no-verify", "-m", "real")
     assert done.returncode == 0, done.stderr
     note = repo.git("notes", "--ref=contextfork", "show", "HEAD", check=False)
     assert githooks.NOTE_KEY not in note
-    assert not (repo.path / ".contextfork" / githooks.PENDING).exists()
+    assert not (layout.pending_note(repo.path)).exists()
 
 
 def test_the_python_post_commit_drops_a_note_taken_for_another_tree(repo: Repo) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from contextfork.harness.briefs import anti_loop_lines
 from contextfork.package import handoff
+from contextfork.package.handoff_input import parse_input
 from contextfork.telemetry.seed import seed_from_path
 from tests.helpers import Repo, cli
 from tests.transcript.builders import CC, text, tool_use, write_jsonl
@@ -108,7 +109,7 @@ def test_agent_written_barred_actions_render_once_with_or_without_do_not(repo: R
          "step": 7},
     ]}  # fmt: skip
     h = handoff.build({"branch": "main", "head": repo.head, "worktree_tree_sha": "0" * 40,
-                       "summary": "clean"}, handoff.parse_input(given, "test"))  # fmt: skip
+                       "summary": "clean"}, parse_input(given, "test"))  # fmt: skip
     md = handoff.render_markdown(h, "pkg-1")
     assert _doubled(md) == []
     assert "**do not** raise the timeout again" in md

@@ -151,10 +151,3 @@ def test_a_verbatim_copy_keeps_the_recorded_usage_it_copied(repo: Repo, tmp_path
     assert _statusline(copy, repo.path, tmp_path).startswith(
         "[ 🟢 30k tokens | Step 0 · chain 3 | Normal ]"
     )
-
-
-def test_the_statusline_knows_the_fork_stub_prefix() -> None:
-    from contextfork.harness.fork import STUB_PREFIX
-    from contextfork.telemetry.scan import FOLD_STUB
-
-    assert STUB_PREFIX.encode("utf-8") == FOLD_STUB

@@ -14,6 +14,8 @@ from typing import Any
 from contextfork import atomic
 from contextfork.envelope import Problem, Result
 from contextfork.errors import UsageError
+from contextfork.layout import packages_dir
+from contextfork.lifecycle.notes import NOTE_KEY, parse_note
 from contextfork.package import store
 from contextfork.resume import state
 
@@ -82,7 +84,7 @@ def info(ref: store.PackageRef) -> PackageInfo:
 
 def list_packages(root: Path) -> Result:
     rows = [info(r) for r in store.list_packages(root)]
-    lines = [f"{len(rows)} package(s) in {store.packages_dir(root)}"]
+    lines = [f"{len(rows)} package(s) in {packages_dir(root)}"]
     for r in rows:  # fits 80 columns: the id carries the creation time (JSON has created_at)
         head = (r.head or "(unborn)")[:12]
         used = "consumed" if r.consumed else "unconsumed"
@@ -173,7 +175,6 @@ def prune_checkpoints(root: Path, keep: int) -> list[str]:
 def log(root: Path, limit: int) -> Result:
     """Recent commits with the checkpoint their note names, and whether it still verifies here."""
     from contextfork import gitstate
-    from contextfork.githooks import NOTE_KEY, parse_note
     from contextfork.hashing import sha256_file
 
     rows = []
@@ -182,7 +183,7 @@ def log(root: Path, limit: int) -> Result:
         pid = fields.get(NOTE_KEY)
         status = None
         if pid:
-            manifest = store.packages_dir(root) / pid / "manifest.json"
+            manifest = packages_dir(root) / pid / "manifest.json"
             if not manifest.is_file():
                 status = "missing (pruned, or not pulled here)"
             elif sha256_file(manifest)[0] == fields.get("manifest-sha256"):

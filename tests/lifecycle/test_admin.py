@@ -4,10 +4,10 @@ import json
 
 import jsonschema
 
-from contextfork import githooks
+from contextfork.lifecycle import githooks
+from contextfork.lifecycle.admin import clean
 from contextfork.package import store
 from contextfork.package.export import ExportOptions, export
-from contextfork.packages_admin import clean
 from contextfork.resources import load_schema
 from contextfork.resume.api import resume
 from contextfork.resume.state import state_path

@@ -19,7 +19,9 @@ from pathlib import Path
 from contextfork import atomic, gitstate, signing
 from contextfork.envelope import Problem, Result
 from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
+from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import store
+from contextfork.package.secrets import code_of, describe, scan_files, scan_package
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
 from contextfork.paths import unsafe_reason
 
@@ -81,16 +83,12 @@ def _recorded_head(pkg: Path) -> str | None:
 
 
 def _secrets(refs: list[store.PackageRef]) -> dict[str, dict[str, list[str]]]:
-    from contextfork.package.secrets import scan_package
-
     found = {r.package_id: scan_package(r.path) for r in refs}
     return {pid: files for pid, files in found.items() if files}
 
 
 def _sent_secrets(root: Path, stored: dict[str, str]) -> dict[str, dict[str, list[str]]]:
     """Secrets in the blobs of the commits about to be sent (what leaves, not what is on disk)."""
-    from contextfork.package.secrets import scan_files
-
     found: dict[str, dict[str, list[str]]] = {}
     for pid, sha in stored.items():
         entries = [e for e in gitstate.ls_tree_all(root, sha) if e.kind == "blob"]
@@ -102,8 +100,6 @@ def _sent_secrets(root: Path, stored: dict[str, str]) -> dict[str, dict[str, lis
 
 
 def _refuse(secrets: dict[str, dict[str, list[str]]], remote: str) -> CheckFailed:
-    from contextfork.package.secrets import describe
-
     first_pid, files = next(iter(secrets.items()))
     path, kinds = next(iter(files.items()))
     more = sum(len(f) for f in secrets.values()) - 1
@@ -148,16 +144,21 @@ def push(
     *,
     allow_secrets: bool = False,
     with_head: bool = False,
+    with_cold: bool = False,
 ) -> Result:
     """Push packages; one whose files hold a secret only with ``allow_secrets`` (checked for
     every package before anything is stored or pushed, then again on the blobs to be sent).
-    Local commits are sent only with ``with_head``."""
+    Local commits are sent only with ``with_head``; the cold sessions the packages reference
+    only with ``with_cold`` (verified and scanned before anything is pushed: cold.share)."""
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
-        raise NotFoundError(f"no packages in {store.packages_dir(root)} to push")
+        raise NotFoundError(f"no packages in {packages_dir(root)} to push")
     secrets = _secrets(refs)
     if secrets and not allow_secrets:
         raise _refuse(secrets, remote)
+    from contextfork.cold import share as cold_share  # the cold sessions, for --with-cold
+
+    cold = cold_share.prepare_for_packages(root, remote, [r.path for r in refs]) if with_cold else None
     stored = {r.package_id: store_commit(root, r) for r in refs}
     sent = _sent_secrets(root, stored)
     if sent and not allow_secrets:
@@ -177,7 +178,6 @@ def push(
         f"  {pid} -> {sha[:12]}; {_head_line(heads[pid], remote, with_head)}"
         for pid, sha in stored.items()
     )
-    from contextfork.package.secrets import code_of, describe
 
     problems = [
         Problem("warning", code_of(path), f"pushed with --allow-secrets: {describe(path)} "
@@ -191,7 +191,8 @@ def push(
     signed = {pid: gitstate.is_signed(root, sha) for pid, sha in stored.items()}
     data = {"remote": remote, "packages": stored, "secrets": secrets, "heads": heads,
             "with_head": with_head, "signed": signed}  # fmt: skip
-    return Result("push", data=data, problems=problems, text=text)
+    result = Result("push", data=data, problems=problems, text=text)
+    return cold_share.carried(result, cold_share.send_prepared(root, remote, cold)) if cold else result
 
 
 def pull_max_bytes() -> int:
@@ -235,7 +236,7 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
             raise IntegrityError(f"package {package_id}: {e.path!r} is a {what}; refused")
     _check_sizes(package_id, entries)
     blobs = gitstate.read_blobs(root, [e.sha for e in entries])
-    base = store.packages_dir(root)
+    base = packages_dir(root)
     with atomic.staging_dir(base) as staging:
         for e in entries:
             atomic.write_into(staging, e.path, blobs[e.sha])
@@ -248,11 +249,11 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
         atomic.publish_dir(staging, base / package_id)
 
 
-def pull(root: Path, remote: str) -> Result:
+def pull(root: Path, remote: str, *, with_cold: bool = False) -> Result:
     prefix = _tracking_prefix(remote)
     heads = _tracking_prefix(remote, "-head")
     gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*", f"+{HEAD_PREFIX}*:{heads}*")
-    gitstate.ensure_excluded(root)
+    exclude_state_dir(root)
     local = {r.package_id for r in store.list_packages(root)}
     pulled, present, problems = [], [], []
     for name, sha in sorted(gitstate.refs_under(root, prefix).items()):
@@ -275,4 +276,10 @@ def pull(root: Path, remote: str) -> Result:
     code = 3 if problems else 0
     signed = [p for p in pulled if gitstate.is_signed(root, REF_PREFIX + p)]
     data = {"remote": remote, "pulled": pulled, "already_present": present, "signed": signed}
-    return Result("pull", data=data, problems=problems, exit_code=code, text=text)
+    result = Result("pull", data=data, problems=problems, exit_code=code, text=text)
+    if with_cold:  # the sessions every package from this remote references
+        from contextfork.cold import share as cold_share
+
+        pkgs = [packages_dir(root) / p for p in [*pulled, *present]]
+        return cold_share.carried(result, cold_share.pull_for_packages(root, remote, pkgs))
+    return result
