@@ -51,7 +51,7 @@ def bench_session() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
-        (repo / ".git").mkdir()
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the CLI wants a real repo
         wall, proc = _cli("fold", "session", "--transcript", str(SESSION), "--session", "cc", "--json", cwd=repo)
         data = json.loads(proc.stdout)["data"]
         stored = sum(p.stat().st_size for p in (repo / ".contextfork/cold/cc").rglob("*") if p.is_file())
@@ -94,7 +94,7 @@ def _prompts(k: int) -> list[str]:
 def bench_size(n: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
-        (repo / ".git").mkdir()
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the CLI wants a real repo
         store = repo / ".contextfork" / "cold" / "bench"
         build = build_bulk(store, n)
         prompts = _prompts(runs)

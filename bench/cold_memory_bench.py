@@ -43,7 +43,8 @@ def main() -> None:
     args = ap.parse_args()
     repo = args.store or Path(tempfile.mkdtemp(prefix="cold-mem-"))
     store = repo / ".contextfork" / "cold" / "bench"
-    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    repo.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the CLI wants a real repo
     if not (store / "cold_nodes").is_dir() or not any((store / "cold_nodes").iterdir()):
         print(f"building {args.nodes} nodes in {store} …", flush=True)
         print(f"  built in {build_bulk(store, args.nodes):.0f} s", flush=True)

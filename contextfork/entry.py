@@ -2,8 +2,10 @@
 
 The status line and harness hooks run on every prompt, so they bypass Typer, pydantic and
 jinja2 entirely: ``contextfork statusline`` and ``contextfork hooks run ...`` (and its legacy
-alias ``contextfork hook ...``, which settings written by older versions still call) dispatch
-from here.
+alias ``contextfork hook ...``, which settings written by older versions still call) go straight
+to their runners, which read their own arguments. Typer never parses those arguments (its
+commands of the same names hand them on verbatim), so each command has one parser; every other
+command is parsed by Typer alone (docs/design/cli-parsers.md).
 """
 
 from __future__ import annotations
@@ -81,12 +83,6 @@ def _dispatch(args: list[str]) -> int:
         from contextfork.harness.hookrunner import main as hook_main
 
         return hook_main(hook_args)
-    if args and args[0] == "export":
-        from contextfork.cli.fast import export_main
-
-        fast = export_main(args[1:])
-        if fast is not None:
-            return fast
     from contextfork.cli.app import run
 
     return run(args)

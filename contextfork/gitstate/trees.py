@@ -200,8 +200,15 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
     num = run(root, ["apply", "--numstat", "-z", "-"], input=patch, check=False)
     if num.returncode != 0:
         return [], [], _decode_err(num.stderr)
+    summary = run(root, ["apply", "--summary", "-"], input=patch, check=False).stdout
+    paths, links = parse_patch_paths(num.stdout, summary)
+    return paths, links, None
+
+
+def parse_patch_paths(numstat_z: bytes, summary: bytes) -> tuple[list[str], list[str]]:
+    """(paths, symlinks) from ``git apply --numstat -z`` and ``git apply --summary`` output."""
     raw: list[bytes] = []
-    recs = num.stdout.split(b"\0")
+    recs = numstat_z.split(b"\0")
     i = 0
     while i < len(recs):
         rec = recs[i]
@@ -217,14 +224,13 @@ def patch_paths(root: Path, patch: bytes) -> tuple[list[str], list[str], str | N
     # --summary prints names raw (never quoted, even with a newline in them), so its lines cannot
     # be split: look for each exact name git reported above instead. A false match only makes a
     # path count as a symlink, which is the safe side.
-    summary = run(root, ["apply", "--summary", "-"], input=patch, check=False).stdout
     links = [
         name
         for name in dict.fromkeys(raw)
         if b" create mode 120000 " + name + b"\n" in summary or b"=> 120000 " + name + b"\n" in summary
     ]
     paths = [n.decode("utf-8", "backslashreplace") for n in raw]
-    return paths, [n.decode("utf-8", "backslashreplace") for n in links], None
+    return paths, [n.decode("utf-8", "backslashreplace") for n in links]
 
 
 def _new_index_path(root: Path) -> str:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork import gitstate, layout
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
-from contextfork.package import export as export_mod
 from contextfork.package import store
 
+if TYPE_CHECKING:  # validate must not pay for importing the export machinery
+    from contextfork.package.export import ExportOptions
 
-def export_package(
-    root: Path, opts: export_mod.ExportOptions, loc: gitstate.Location | None = None
-) -> Result:
+
+def export_package(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None) -> Result:
+    from contextfork.package import export as export_mod
+
     out = export_mod.export(root, opts, loc)
     data: dict[str, Any] = {
         "package_id": out.package_id,
@@ -84,9 +86,10 @@ def export_from_options(
     handoff: Path | None = None,
     transcript: Path | None = None,
     trigger: str = "cli",
-    file_cap: int = export_mod.DEFAULT_FILE_CAP,
+    file_cap: int = store.DEFAULT_FILE_CAP,
 ) -> Result:
-    """The export command's whole job, shared by the Typer command and the fast path."""
+    """The export command's whole job (the CLI command and the MCP tool call it)."""
+    from contextfork.package import export as export_mod
     from contextfork.package import seeding
 
     if file_cap < 0:

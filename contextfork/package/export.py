@@ -19,16 +19,16 @@ from typing import Any
 
 from contextfork import __version__, atomic, gitstate
 from contextfork.envelope import Problem
+from contextfork.gitstate import pipes
 from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
-from contextfork.package.store import new_package_id, utc_now_iso
+from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, utc_now_iso
 from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point
 
 MANIFEST_VERSION = "1.2"
-DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file
 DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
 
 
@@ -115,9 +115,11 @@ def _untracked_entry(
 
 
 def _capture_untracked(
-    root: Path, names: list[str], undecodable: set[str], staging: Path, opts: ExportOptions
-) -> dict[str, Any]:
+    root: Path, names: list[str], undecodable: set[str], writer: atomic.BackgroundWriter,
+    opts: ExportOptions,
+) -> dict[str, Any]:  # fmt: skip
     files: list[dict[str, Any]] = []
+    captured: list[tuple[int, bytes]] = []
     total = 0
     for rel in sorted(names):
         full = root / rel
@@ -154,10 +156,14 @@ def _capture_untracked(
         except OSError:
             files.append(_untracked_entry(rel, st.st_size, mode, None, "unreadable"))
             continue
-        atomic.write_into(staging, f"untracked/{rel}", data)
+        writer.write(f"untracked/{rel}", data)  # created and fsynced while we go on
         total += len(data)
-        found = secrets_mod.kinds_in(data)  # recorded, never removed: the bytes stay exact
-        files.append(_untracked_entry(rel, len(data), mode, sha256_bytes(data), None, None, found))
+        captured.append((len(files), data))
+        files.append(_untracked_entry(rel, len(data), mode, sha256_bytes(data), None))
+    # Secret kinds are recorded, never removed (the bytes stay exact); one keyword pass for all.
+    found = secrets_mod.kinds_in_many([data for _i, data in captured])
+    for (i, _data), kinds in zip(captured, found, strict=True):
+        files[i]["secrets"] = kinds
     return {
         "manifest_version": MANIFEST_VERSION,
         "file_cap_bytes": opts.file_cap,
@@ -191,41 +197,49 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     exclude_state_dir(root, common=loc.common_dir)
     # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts against
     # HEAD and is redone against the empty tree only on an unborn HEAD.
-    p_status = gitstate.start(root, gitstate.status_args())
-    p_diff = gitstate.start(root, gitstate.diff_args("HEAD"))
-    p_staged = gitstate.start(root, gitstate.diff_args("HEAD", cached=True))
+    # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to the
+    # end while Python works below instead of waiting on a full pipe.
+    d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
+    d_diff = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD")))
+    d_staged = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD", cached=True)))
     p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir)
     try:
+        # While git works on the other core: the imports and the template the package needs
+        # later (jinja2 and the secret rules cost more CPU than anything else export does).
+        handoff_mod.prepare_markdown()
+        import contextfork.redact  # noqa: F401
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
-        st = gitstate.parse_status(gitstate.finish(p_status, "status"))
-        with atomic.staging_dir(base) as staging:
+        st = gitstate.parse_status(d_status.finish("status"))
+        with atomic.staging_dir(base) as staging, atomic.BackgroundWriter(staging) as writer:
             package_id = new_package_id()
-            um = _capture_untracked(root, st.untracked, set(st.undecodable), staging, opts)
+            um = _capture_untracked(root, st.untracked, set(st.undecodable), writer, opts)
             kill_point("export:staged")
             if st.oid is None:
-                p_diff.communicate()
-                p_staged.communicate()
+                d_diff.discard()
+                d_staged.discard()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
                 staged = gitstate.diff_patch(root, gitstate.EMPTY_TREE, cached=True)
             else:
-                patch = gitstate.finish(p_diff, "diff")
-                staged = gitstate.finish(p_staged, "diff --cached")
+                patch = d_diff.finish("diff")
+                staged = d_staged.finish("diff --cached")
             tree_sha = gitstate.finish_worktree_tree(p_tree, tmp_index)
             op = gitstate.operation_in_progress(loc.git_dir)
-            return _write_package(root, staging, package_id, st, um, (patch, staged), tree_sha,
+            return _write_package(root, writer, package_id, st, um, (patch, staged), tree_sha,
                                   opts, op)  # fmt: skip
     finally:
-        for proc in (p_status, p_diff, p_staged, p_tree):
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        if p_tree.poll() is None:
+            p_tree.kill()
+            p_tree.wait()
+        d_status.discard()
+        d_diff.discard()
+        d_staged.discard()
         gitstate.remove_index(tmp_index)
 
 
 def _write_package(
-    root: Path, staging: Path, package_id: str, st: gitstate.Status,
+    root: Path, writer: atomic.BackgroundWriter, package_id: str, st: gitstate.Status,
     um: dict[str, Any], patches: tuple[bytes, bytes], tree_sha: str, opts: ExportOptions,
     operation: str | None = None,
 ) -> ExportOutcome:  # fmt: skip
@@ -277,6 +291,7 @@ def _write_package(
         "handoff_summary.md": handoff_mod.render_markdown(h, package_id).encode("utf-8"),
         "session_metadata.json": atomic.dump_json_bytes(meta),
     }
+    staging = writer.directory
     for rel, data in files.items():
         atomic.write_into(staging, rel, data)
     entries = [
@@ -297,7 +312,7 @@ def _write_package(
     }
     atomic.write_into(staging, "manifest.json", atomic.dump_json_bytes(manifest))
     final = packages_dir(root) / package_id
-    atomic.publish_dir(staging, final)
+    atomic.publish_dir(staging, final, synced=writer.wait())
     problems = [
         Problem(
             "warning",

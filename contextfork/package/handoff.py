@@ -136,5 +136,12 @@ def unfilled(obj: Any, path: str = "") -> list[str]:
     return found
 
 
+def prepare_markdown() -> None:
+    """Import jinja2 and load the summary template now (export calls this while git runs)."""
+    from contextfork.resources import load_template
+
+    load_template("handoff_summary.md.j2")
+
+
 def render_markdown(h: dict[str, Any], package_id: str) -> str:
     return render_template("handoff_summary.md.j2", h=h, package_id=package_id)

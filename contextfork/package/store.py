@@ -11,6 +11,8 @@ from pathlib import Path
 from contextfork.errors import NotFoundError, UsageError
 from contextfork.layout import packages_dir
 
+DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file (export; here so the CLI need not import it)
+
 
 def new_package_id(now: datetime | None = None) -> str:
     """Sortable by creation time; the random tail keeps two exports in one second apart."""

@@ -205,3 +205,24 @@ def test_validate_a_truncated_package(pkg: Path, exact_repo: Repo) -> None:
     (pkg / "manifest.json").write_text('{"manifest_version": "1.2", "files": [')
     v = validate_package(pkg, exact_repo.path)
     assert v.exit_code == 3
+
+
+def test_validate_refuses_a_snapshot_below_a_symlink_the_patch_creates(repo: Repo) -> None:
+    """The patch's own symlinks come from `git apply --summary`, which validate runs only when
+    the patch carries a symlink mode: this one does, and the snapshot below it is refused."""
+    repo.write("lnk/x.txt", "untracked, below what the patch makes a symlink\n")
+    p = export(repo.path, ExportOptions()).path
+    patch = b"""diff --git a/lnk b/lnk
+new file mode 120000
+index 0000000000000000000000000000000000000000..1de565933b05f74c75ff9a6520af5f9f8a5a2f1d
+--- /dev/null
++++ b/lnk
+@@ -0,0 +1 @@
++/tmp
+\\ No newline at end of file
+"""
+    _seal_patch(p, patch)
+    v = validate_package(p, repo.path)
+    assert any(x.code == "unsafe_path" and x.path == "lnk/x.txt" for x in v.errors), [
+        x.line() for x in v.problems
+    ]

@@ -1,0 +1,124 @@
+"""The package schema checker (contextfork.jsoncheck) against the reference: jsonschema.
+
+validate no longer imports jsonschema or pydantic (issue 15, speed); these tests hold the
+small checker to the same verdicts on real package files and on hundreds of seeded mutations
+of them, and pin the two places where it is deliberately stricter (as the pydantic models are).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from contextfork import jsoncheck
+from contextfork.package.export import ExportOptions, export
+from contextfork.package.validate import JSON_FILES
+from contextfork.resources import load_schema
+from tests.helpers import Repo
+
+SCHEMAS = {**JSON_FILES, "manifest.json": "manifest.schema.json"}
+ODD_VALUES: list[Any] = [None, True, False, 0, -1, 1.5, 2.0, "", "x", "120000", [], {}, ["a"],
+                         {"k": 1}, "0" * 64, "merge", "symlink", "cli", "file"]  # fmt: skip
+
+
+def _reference(schema: str, doc: Any) -> bool:
+    return not list(jsonschema.Draft202012Validator(load_schema(schema)).iter_errors(doc))
+
+
+def _slots(doc: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [path]
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else []
+    for k, v in items:
+        out += _slots(v, (*path, k))
+    return out
+
+
+def _mutate(doc: Any, rng: random.Random) -> Any:
+    doc = copy.deepcopy(doc)
+    path = rng.choice(_slots(doc)[1:])
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    key = path[-1]
+    what = rng.random()
+    if what < 0.6:
+        parent[key] = rng.choice(ODD_VALUES)
+    elif what < 0.8 and isinstance(parent, dict):
+        del parent[key]
+    elif isinstance(parent, dict):
+        parent["unexpected_" + str(key)] = rng.choice(ODD_VALUES)
+    else:
+        parent.append(rng.choice(ODD_VALUES))
+    return doc
+
+
+@pytest.fixture
+def docs(exact_repo: Repo) -> dict[str, Any]:
+    handoff = {"failed_approaches": [{"approach": "a", "barred_action": "b", "step": 3,
+                                      "evidence": [{"kind": "file", "ref": "x"}]}]}  # fmt: skip
+    pkg = export(exact_repo.path, ExportOptions(goal="g", handoff_input=handoff)).path
+    return {rel: json.loads((pkg / rel).read_bytes()) for rel in SCHEMAS}
+
+
+def test_schema_checker_accepts_every_file_of_a_real_package(docs: dict[str, Any]) -> None:
+    for rel, schema in SCHEMAS.items():
+        assert jsoncheck.check(schema, docs[rel]) == [], rel
+
+
+def test_schema_checker_agrees_with_jsonschema_on_mutated_package_files(
+    docs: dict[str, Any],
+) -> None:
+    rng = random.Random(1511)
+    verdicts = {True: 0, False: 0}
+    for n in range(600):
+        rel = rng.choice(sorted(SCHEMAS))
+        mutated = _mutate(docs[rel], rng)
+        ours = not jsoncheck.check(SCHEMAS[rel], mutated)
+        assert ours == _reference(SCHEMAS[rel], mutated), (n, rel, mutated)
+        verdicts[ours] += 1
+    assert verdicts[True] > 50 and verdicts[False] > 200, verdicts  # both sides exercised
+
+
+def test_schema_checker_refuses_a_sha256_with_a_trailing_newline(docs: dict[str, Any]) -> None:
+    manifest = docs["manifest.json"]
+    manifest["package_sha256"] += "\n"  # jsonschema (Python re) lets `$` match before it
+    assert _reference("manifest.schema.json", manifest)
+    assert any("does not match" in m for m in jsoncheck.check("manifest.schema.json", manifest))
+
+
+def test_schema_checker_refuses_a_lone_surrogate(docs: dict[str, Any]) -> None:
+    status = json.loads(json.dumps(docs["git_status.json"]).replace('"modified": [', '"modified": ["\\ud800", ', 1))
+    assert any("Unicode" in m for m in jsoncheck.check("git-status.schema.json", status))
+
+
+def test_schema_checker_refuses_a_schema_it_cannot_check() -> None:
+    with pytest.raises(jsoncheck.UnsupportedSchema):
+        jsoncheck.Checker({"type": "object", "propertyNames": {"maxLength": 3}})
+    with pytest.raises(jsoncheck.UnsupportedSchema):
+        jsoncheck.Checker({"type": "string", "pattern": "^a$|^b$"})
+    with pytest.raises(jsoncheck.UnsupportedSchema):
+        jsoncheck.Checker({"$ref": "other.json#/x"})
+
+
+def test_validate_imports_neither_pydantic_nor_jsonschema(exact_repo: Repo) -> None:
+    export(exact_repo.path, ExportOptions())
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from contextfork.package.api import validate\n"
+        f"r = validate(Path({str(exact_repo.path)!r}), None)\n"
+        "assert r.exit_code == 0, r.problems\n"
+        "heavy = ('pydantic', 'jsonschema', 'jinja2', 'typer')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    assert out.stdout.strip() == "[]", out.stdout
