@@ -19,7 +19,7 @@ from contextfork.cli import app as cli_app
 from tests.helpers import Repo, cli, run_cli
 
 PKG = Path(cli_app.__file__).resolve().parents[1]
-VERBATIM = {"statusline", "hooks run", "hook", "git-hook"}
+VERBATIM = {"statusline", "hooks run", "hook", "git-hook", "pi-worker"}
 
 
 def _commands(group: object, prefix: str = "") -> dict[str, object]:

@@ -26,7 +26,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "render_cmds": ("render", "replay"),
     "lifecycle_cmds": ("resume", "log", "push", "pull", "packages"),
     "hooks_cmds": ("git-hook", "hooks", "hook"),
-    "harness_cmds": ("fork", "mcp"),
+    "harness_cmds": ("fork", "mcp", "pi-worker"),
     "view_cmds": ("view",),
     "doctor_cmds": ("doctor",),
     "context_cmds": ("context",),

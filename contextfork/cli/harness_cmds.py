@@ -11,6 +11,17 @@ from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 
 def register(app: typer.Typer) -> None:
+    @app.command(
+        "pi-worker", hidden=True,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )  # fmt: skip
+    def pi_worker(ctx: typer.Context) -> None:
+        """JSON-lines worker that pi's contextfork extension starts once per pi session (reads
+        requests on stdin, answers on stdout); not for interactive use."""
+        from contextfork.harness.pi_worker import main
+
+        raise typer.Exit(main(list(ctx.args)))
+
     @app.command("fork")
     @guarded("fork")
     def fork(

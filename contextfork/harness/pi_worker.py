@@ -154,7 +154,8 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point (``contextfork pi-worker``, dispatched before Typer loads)."""
+    """Entry point (``contextfork pi-worker``: started once per pi session, so Typer's start-up
+    is paid once, not per request)."""
     del argv
     try:
         return serve(sys.stdin, sys.stdout)
