@@ -228,6 +228,25 @@ def publish_dir(staged: Path, final: Path) -> None:
     fsync_dir(final.parent)
 
 
+def publish_files(staged: Path, final_dir: Path) -> list[Path]:
+    """Move every file of a fully written flat staging directory into ``final_dir``: all
+    flushed at once (``_fsync_tree``'s thread pool), each then renamed into place, never over an
+    existing file (FileExistsError; the caller holds the lock that makes the check final), and
+    ``final_dir`` flushed once. Many small files then cost one overlapped flush instead of two
+    serial fsyncs each (a pulled cold session: ~9 ms a node before)."""
+    _fsync_tree(staged)
+    final_dir.mkdir(parents=True, exist_ok=True)
+    moved: list[Path] = []
+    for name in sorted(os.listdir(staged)):
+        dst = final_dir / name
+        if os.path.lexists(dst):
+            raise FileExistsError(str(dst))
+        os.rename(staged / name, dst)
+        moved.append(dst)
+    fsync_dir(final_dir)
+    return moved
+
+
 def replace_dir(staged: Path, final: Path) -> None:
     """Swap a regenerated directory (a static site) into place: old one aside, new one in.
 

@@ -72,6 +72,10 @@ def _dispatch(args: list[str]) -> int:
         from contextfork.telemetry.statusline import main as statusline_main
 
         return statusline_main(args[1:])
+    if args and args[0] == "pi-worker":  # long-lived, started by pi's extension (no Typer)
+        from contextfork.harness.pi_worker import main as pi_worker_main
+
+        return pi_worker_main(args[1:])
     hook_args = _hook_args(args)
     if hook_args is not None:
         from contextfork.harness.hookrunner import main as hook_main

@@ -24,6 +24,7 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     "git-hooks-config.schema.json": ("contextfork.lifecycle.models", "GitHookConfig", "contextfork git hooks configuration (.contextfork/git-hooks.json)"),
     "context-policy.schema.json": ("contextfork.telemetry.models", "Policy", "contextfork .contextfork/policy.json"),
     "context-telemetry.schema.json": ("contextfork.telemetry.models", "Telemetry", "contextfork status --json data (telemetry)"),
+    "curation-decisions.schema.json": ("contextfork.curate.models", "CurationFile", "The agent's curation decisions (.contextfork/cold/<session>/curation.json)"),
 }  # fmt: skip
 # Hand-written schemas (richer than the models can say; checked against real output in tests):
 # envelope, cold-node, recall-index, hydration-policy, eviction-log. The render area's

@@ -35,3 +35,25 @@ def test_json_output_of_commands_matches_the_envelope_schema(repo: Repo) -> None
     ):
         res = cli(*args, cwd=repo.path)
         validator.validate(res.json())
+
+
+def test_a_real_curation_file_matches_its_schema_and_model(repo: Repo, tmp_path: Path) -> None:
+    from contextfork.cold.api import fold_session
+    from contextfork.curate.api import run_verb
+    from contextfork.curate.models import CurationFile
+    from contextfork.curate.state import decisions_path
+    from tests.curate.conftest import synthetic_records
+    from tests.transcript.builders import write_jsonl
+
+    t = write_jsonl(tmp_path / "s1.jsonl", synthetic_records())
+    fold_session(t, repo=repo.path, session="s1")
+    run_verb(repo.path, "s1", "pin", {"steps": [2, 3]})
+    run_verb(repo.path, "s1", "expand", {"step": 4})
+    run_verb(repo.path, "s1", "brief", {"step": 5, "text": "five: fine"})
+    run_verb(repo.path, "s1", "reboundary", {"step": 6})
+    doc = json.loads(decisions_path(repo.path, "s1").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(load_schema("curation-decisions.schema.json")).validate(doc)
+    assert CurationFile.model_validate(doc).model_dump(mode="json") == doc
+    doc["pinned"] = "not a list"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, load_schema("curation-decisions.schema.json"))

@@ -28,6 +28,7 @@ _AREAS = (
     "harness_cmds",
     "view_cmds",
     "doctor_cmds",
+    "context_cmds",
 )
 
 for _name in _AREAS:

@@ -182,5 +182,36 @@ def index_cmd(
     emit(api.rebuild_index(repo=repo, session=session, discard_old=rebuild), as_json)
 
 
+RemoteArg = Annotated[str, typer.Argument(help="Git remote.")]
+ShareSessionOpt = Annotated[
+    list[str] | None,
+    typer.Option("--session", help="Session to share (repeatable; default: every session)."),
+]
+
+
+@fold_app.command("push")
+@guarded("fold push")
+def push_cmd(remote: RemoteArg = "origin", session: ShareSessionOpt = None, repo: RepoOpt = None,
+             as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Send cold sessions as git commits under refs/contextfork/cold/<session> (verified and
+    scanned for secrets first; fast-forward only: pull first when the remote moved on)."""
+    from contextfork.cli.common import repo_root
+    from contextfork.cold import share
+
+    emit(share.push(repo_root(repo), remote, session), as_json)
+
+
+@fold_app.command("pull")
+@guarded("fold pull")
+def pull_cmd(remote: RemoteArg = "origin", session: ShareSessionOpt = None, repo: RepoOpt = None,
+             as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Fetch cold sessions, verify every node, then publish them into the local store
+    (exit 3 on a hostile tree, a tampered node or a conflicting step; nothing written then)."""
+    from contextfork.cli.common import repo_root
+    from contextfork.cold import share
+
+    emit(share.pull(repo_root(repo), remote, session), as_json)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(fold_app, name="fold")

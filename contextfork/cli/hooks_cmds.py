@@ -17,13 +17,14 @@ def _harness() -> Any:
     return harness_install
 
 
-def _targets(git: bool, claude: bool, codex: bool) -> None:
+def _targets(git: bool, claude: bool, codex: bool, pi: bool = False) -> None:
     from contextfork.errors import UsageError
 
-    if not (git or claude or codex):
-        raise UsageError("say which hooks: --git, --claude [--project|--user], or --codex")
-    if sum((git, claude, codex)) > 1:
-        raise UsageError("pass one of --git, --claude, --codex at a time")
+    if not (git or claude or codex or pi):
+        raise UsageError(
+            "say which hooks: --git, --claude [--project|--user], --codex or --pi [--project|--user]")
+    if sum((git, claude, codex, pi)) > 1:
+        raise UsageError("pass one of --git, --claude, --codex, --pi at a time")
 
 
 def _scope(project: bool, user: bool) -> str:
@@ -37,8 +38,9 @@ def _scope(project: bool, user: bool) -> str:
 Git = Annotated[bool, typer.Option("--git", help="git pre-commit/post-commit checkpoint hooks.")]
 Claude = Annotated[bool, typer.Option("--claude", help="Claude Code hooks (settings.json).")]
 Codex = Annotated[bool, typer.Option("--codex", help="Codex CLI hooks (hooks.json).")]
-Project = Annotated[bool, typer.Option("--project", help="Claude: this project's settings.")]
-User = Annotated[bool, typer.Option("--user", help="Claude: the user's settings.")]
+Pi = Annotated[bool, typer.Option("--pi", help="pi coding agent extension (.pi/extensions/).")]
+Project = Annotated[bool, typer.Option("--project", help="Claude/pi: this project's settings.")]
+User = Annotated[bool, typer.Option("--user", help="Claude/pi: the user's settings.")]
 
 
 _RUN_HELP = """Run a harness hook (Claude Code / Codex run these, JSON on stdin).
@@ -86,16 +88,20 @@ def register(app: typer.Typer) -> None:
     @hooks.command("install")
     @guarded("hooks install")
     def install(
-        git: Git = False, claude: Claude = False, codex: Codex = False,
+        git: Git = False, claude: Claude = False, codex: Codex = False, pi: Pi = False,
         project: Project = False, user: User = False,
         strict: Annotated[bool, typer.Option(help="git: a failed checkpoint blocks the commit.")] = False,
         keep: Annotated[int, typer.Option(help="git: checkpoints kept (0 = all).", min=0)] = 20,
         repo: RepoOpt = None, json: JsonOpt = False,
     ) -> None:  # fmt: skip
         """Install hooks; an existing git hook is kept as .legacy and still runs."""
-        _targets(git, claude, codex)
+        _targets(git, claude, codex, pi)
         root = repo_root(repo)
-        if git:
+        if pi:
+            from contextfork.harness import pi_install
+
+            emit(pi_install.install_pi(root, _scope(project, user)), json)
+        elif git:
             from contextfork.lifecycle import githooks
 
             emit(githooks.install(root, strict=strict, keep=keep), json)
@@ -107,14 +113,18 @@ def register(app: typer.Typer) -> None:
     @hooks.command("uninstall")
     @guarded("hooks uninstall")
     def uninstall(
-        git: Git = False, claude: Claude = False, codex: Codex = False,
+        git: Git = False, claude: Claude = False, codex: Codex = False, pi: Pi = False,
         project: Project = False, user: User = False,
         repo: RepoOpt = None, json: JsonOpt = False,
     ) -> None:  # fmt: skip
         """Remove exactly what install added and restore what was there."""
-        _targets(git, claude, codex)
+        _targets(git, claude, codex, pi)
         root = repo_root(repo)
-        if git:
+        if pi:
+            from contextfork.harness import pi_install
+
+            emit(pi_install.uninstall_pi(root, _scope(project, user)), json)
+        elif git:
             from contextfork.lifecycle import githooks
 
             emit(githooks.uninstall(root), json)

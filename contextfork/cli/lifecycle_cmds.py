@@ -9,6 +9,11 @@ import typer
 from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 PackageArg = Annotated[str | None, typer.Argument(help="Package dir or id (default: latest).")]
+WithColdOpt = Annotated[
+    bool,
+    typer.Option("--with-cold", help="Also share the cold-store sessions the packages reference "
+                 "(as `contextfork fold push|pull` does)."),
+]  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
@@ -120,6 +125,7 @@ def register(app: typer.Typer) -> None:
                 help="Also send the recorded HEAD and the unpushed commits under it.",
             ),
         ] = False,
+        with_cold: WithColdOpt = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -129,19 +135,19 @@ def register(app: typer.Typer) -> None:
         --with-head. Refuses (exit 1) when a file to send holds a secret, unless --allow-secrets."""
         from contextfork.lifecycle import sharing
 
-        result = sharing.push(
-            repo_root(repo), remote, package, allow_secrets=allow_secrets, with_head=with_head
-        )
+        result = sharing.push(repo_root(repo), remote, package, allow_secrets=allow_secrets,
+                              with_head=with_head, with_cold=with_cold)  # fmt: skip
         emit(result, json)
 
     @app.command()
     @guarded("pull")
     def pull(
         remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
+        with_cold: WithColdOpt = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Fetch refs/contextfork/packages/* and materialize the verified packages here."""
         from contextfork.lifecycle import sharing
 
-        emit(sharing.pull(repo_root(repo), remote), json)
+        emit(sharing.pull(repo_root(repo), remote, with_cold=with_cold), json)

@@ -168,6 +168,13 @@ def _render_picks(
     return shown, left_out
 
 
+def _pinned(layout: StoreLayout, conn: Any) -> frozenset[int]:
+    """Steps the agent pinned (``contextfork context pin``): page-in prefers them on ties."""
+    from contextfork.curate.state import load_for_store, step_ids_of
+
+    return step_ids_of(conn, load_for_store(layout.dir).pinned)
+
+
 def scan(
     prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
     char_budget: int | None = None,
@@ -191,7 +198,8 @@ def scan(
         state = begin_turn(layout)
         budget = min(int(policy["per_call_token_cap"]), int(policy["per_turn_token_cap"]))
         with idx.opened(layout) as conn:
-            sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)))
+            sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)),
+                         preferred=_pinned(layout, conn))
             state["calls"] = 1
             shown, left_out = _render_picks(layout, sel.picks, char_budget, conn)
         for s in shown:

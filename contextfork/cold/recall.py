@@ -1,8 +1,10 @@
 """Recall: which folded steps talk about a query, in coverage tiers with chronological labels.
 
 Tiers: ``full`` (the step matches every query term) before ``partial``, then ``ranked`` (no
-exact term, but SQLite FTS5 finds the query's words in the step's readable text). Within a
-tier, steps holding more terms come first, then the better bm25 score, then the newer step.
+exact term, but SQLite FTS5 finds the query's words in the step's readable text). The full tier
+is chronological, latest first (IPCF CONF-04: the current state of an entity that evolved leads);
+within the others, steps holding more terms come first, then the better bm25 score, then the
+newer step.
 Filler and question words ("find", "earlier") never count. Labels: ``superseded``
 (a newer step owns its intent), ``related`` (matched only through a prefix partner),
 ``historical`` (a newer step matches the same terms or more), otherwise ``latest``. Recall
@@ -47,7 +49,13 @@ def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, A
     def tier(s: int) -> int:
         return 0 if masks[s] == full and terms else (1 if masks[s] else 2)
 
-    ranked = sorted(masks, key=lambda s: (tier(s), -masks[s].bit_count(), scores.get(s, worst), -s))
+    def order(s: int) -> tuple[int, int, float, int]:
+        t = tier(s)
+        if t == 0:  # CONF-04: the full tier is chronological, latest first
+            return (t, 0, 0.0, -s)
+        return (t, -masks[s].bit_count(), scores.get(s, worst), -s)
+
+    ranked = sorted(masks, key=order)
     top = ranked[:limit]
     rows = idx.node_rows(conn, top)
     hits = []

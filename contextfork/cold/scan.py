@@ -203,8 +203,11 @@ def _term_postings(
 
 
 def select(
-    conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1
+    conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1,
+    preferred: frozenset[int] = frozenset(),
 ) -> Selection:
+    """RGSC. ``preferred`` (steps the agent pinned) wins a tie on covered terms before the
+    newest-step rule; it never overrides coverage, budgets or intent ownership."""
     postings, asked = _term_postings(conn, prompt_terms(prompt))
     filler = asking_terms(conn, asked)
     terms = [t for t in asked if t not in filler]
@@ -228,7 +231,7 @@ def select(
     for sid, m in masks.items():
         groups.setdefault(m, []).append(sid)
     for steps in groups.values():
-        steps.sort()  # newest last: pop() yields the newest
+        steps.sort(key=lambda s: (s in preferred, s))  # pop() yields pinned, then newest
     uncovered = (1 << len(terms)) - 1
     left = budget
     taken: set[int] = set()
@@ -237,16 +240,17 @@ def select(
         return [t for t in terms if mask & bit_of[t]]
 
     while uncovered:
-        best: tuple[int, int, int] | None = None  # (count, step, mask)
+        best: tuple[int, bool, int, int] | None = None  # (count, pinned, step, mask)
         for m, steps in groups.items():
             if not steps:
                 continue
             c = (m & uncovered).bit_count()
-            if c and (best is None or (c, steps[-1]) > best[:2]):
-                best = (c, steps[-1], m)
+            top = steps[-1]
+            if c and (best is None or (c, top in preferred, top) > best[:3]):
+                best = (c, top in preferred, top, m)
         if best is None:
             break
-        _, sid, m = best
+        _, _, sid, m = best
         groups[m].pop()
         row = idx.node_rows(conn, [sid])[sid]
         covered = m & uncovered

@@ -17,13 +17,16 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork import atomic, layout
 from contextfork.envelope import Problem, Result
 from contextfork.errors import IntegrityError, UsageError
 from contextfork.forkstub import STUB_PREFIX, stub_text
 from contextfork.hashing import sha256_file, sha256_text
+
+if TYPE_CHECKING:
+    from contextfork.curate.state import Decisions
 
 STUB_MIN_CHARS = 2_000
 
@@ -87,9 +90,11 @@ class ForkPlan:
 
 
 def build_fork(
-    session: Any, repo: Path, orig_id: str, new_id: str, *, min_chars: int = STUB_MIN_CHARS
+    session: Any, repo: Path, orig_id: str, new_id: str, *, min_chars: int = STUB_MIN_CHARS,
+    decisions: Decisions | None = None,
 ) -> ForkPlan:
-    """The fork's lines (pure: reads the cold store, writes nothing)."""
+    """The fork's lines (pure: reads the cold store, writes nothing). A step the agent pinned
+    or expanded (``contextfork context pin``) keeps its results raw in the fork."""
     from contextfork.cold.keyed import known_ids
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
@@ -97,9 +102,12 @@ def build_fork(
     store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
     cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[str, int]] = {}
+    held: set[int] = set()  # line offsets of steps the agent holds raw
     for step in session.steps:
         for r in step.raw:
             raw.setdefault(r.offset, (r.text, cold_ids.get(step.index, step.index)))
+            if decisions is not None and decisions.held_raw(step.identity):
+                held.add(r.offset)
     objs = {offset: json.loads(text) for offset, (text, _) in raw.items()}
     # Every new uuid up front: a compaction boundary names its summary line, which comes after it.
     renamed = {
@@ -147,6 +155,10 @@ def build_fork(
                     continue
                 body = result_text(b.get("content"))
                 if is_stub_candidate(body, min_chars) is False or _has_binary(b.get("content")):
+                    continue
+                if offset in held:
+                    plan.kept_large.append({"step": step_index, "call_id": str(b.get("tool_use_id")),
+                                            "chars": len(body), "reason": "held raw by the agent (pin or expand)"})
                     continue
                 sha = sha256_text(body)
                 if step_index not in verified:
@@ -338,7 +350,10 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         )
     info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
     new_id = str(uuid.uuid4())
-    plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars)
+    from contextfork.curate.state import load_decisions
+
+    plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars,
+                      decisions=load_decisions(repo, orig_id))
     body = "".join(plan.lines)
     if not plan.stubs or len(body.encode("utf-8")) >= before_size:
         why = (

@@ -15,11 +15,17 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
-from contextfork.envelope import Result, envelope
+from contextfork.envelope import Result
 from contextfork.errors import ContextforkError, IntegrityError, NotFoundError, UsageError
-from contextfork.harness import allowed_roots
+from contextfork.harness.mcp_common import (
+    call_tool,
+    roots,
+    session_arg,
+    transcript_arg,
+    workspace_root,
+)
+from contextfork.harness.mcp_curate import contextfork_context
 from contextfork.package.handoff import unfilled
 from contextfork.package.models import ActiveGoal, Decision, FailedApproach, NextAction, Risk
 
@@ -34,47 +40,9 @@ INSTRUCTIONS = """contextfork keeps long coding sessions lossless.
   read_handoff_summary / clean_session_context (dry run unless confirm=true): packages.
 - scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store;
   peek_fold(store="render") also reads the originals the renderer removed (<session>-render).
+- contextfork_context(verb, session_id, args): curate the folds (status, peek, expand, refold,
+  pin, unpin, brief, reboundary, unmark); decisions shape what `fork` stubs and page-in prefers.
 All paths must lie inside CONTEXTFORK_ALLOWED_ROOTS."""
-
-
-def _call(fn: Callable[[], Result]) -> dict[str, Any]:
-    """Run one tool body: envelope on success, a one-line MCP tool error otherwise."""
-    try:
-        result = fn()
-    except ContextforkError as err:
-        raise ToolError(f"{type(err).__name__}: {err.one_line()}") from err
-    except OSError as err:
-        raise ToolError(f"OSError: {err.strerror or err}: {err.filename or ''}") from err
-    return envelope(result)
-
-
-def _roots() -> allowed_roots.AllowedRoots:
-    return allowed_roots.load()
-
-
-def workspace_root(workspace: str | None) -> Path:
-    """The git root of an allowed workspace; it, its git dir and its common dir must all be
-    inside the allowed roots (a ``.git`` file can point git at another repository)."""
-    import os
-
-    from contextfork import gitstate
-
-    roots = _roots()
-    ws = roots.check(workspace)
-    loc = gitstate.locate(ws)
-    root = Path(os.path.realpath(loc.root))
-    if not roots.contains(root):
-        raise allowed_roots.PathRefused(
-            f"the repository root {root} of {ws} is outside the allowed roots"
-        )
-    for what, path in (("git dir", loc.git_dir), ("git common dir", loc.common_dir)):
-        real = Path(os.path.realpath(path))
-        if not roots.contains(real):
-            raise allowed_roots.PathRefused(
-                f"the {what} {real} of {ws} is outside the allowed roots (a .git file points "
-                "there); refused", hint="add that repository to CONTEXTFORK_ALLOWED_ROOTS"
-            )
-    return root
 
 
 def package_spec(root: Path, package: str | None) -> str | None:
@@ -88,16 +56,8 @@ def package_spec(root: Path, package: str | None) -> str | None:
     if "\x00" in package or not store.is_bare_id(package) or package.startswith("."):
         relative = "\x00" not in package and not Path(package).is_absolute()
         given = str(root / package) if relative else package  # relative to the workspace
-        return str(_roots().check(given, what="package"))
+        return str(roots().check(given, what="package"))
     return str(store.resolve_in(root, package).path)
-
-
-def _session(session_id: str | None) -> str:
-    from contextfork.cold.layout import check_session_id
-
-    if not session_id:
-        raise UsageError("session_id is required (the harness session whose cold store to use)")
-    return check_session_id(session_id)
 
 
 def _dump(value: Any) -> Any:
@@ -105,10 +65,6 @@ def _dump(value: Any) -> Any:
         return [_dump(v) for v in value]
     dump = getattr(value, "model_dump", None)
     return dump(mode="json", exclude_unset=True) if dump else value
-
-
-def _transcript(path: str | None) -> Path | None:
-    return _roots().check_transcript(path) if path else None
 
 
 # ------------------------------------------------------------------------- tool bodies
@@ -123,9 +79,9 @@ def get_context_status(
         from contextfork.telemetry.status import build_status
 
         root = workspace_root(workspace)
-        return build_status(_transcript(transcript_path), root, root)
+        return build_status(transcript_arg(transcript_path), root, root)
 
-    return _call(run)
+    return call_tool(run)
 
 
 def export_session_context(
@@ -153,7 +109,7 @@ def export_session_context(
         from contextfork.package.handoff_input import parse_input
 
         root = workspace_root(workspace)
-        transcript = _transcript(transcript_path)
+        transcript = transcript_arg(transcript_path)
         parts: dict[str, Any] = {
             "active_goal": active_goal,
             "settled_decisions": settled_decisions,
@@ -195,7 +151,7 @@ def export_session_context(
             text=text,
         )
 
-    return _call(run)
+    return call_tool(run)
 
 
 def validate_session_context(
@@ -209,7 +165,7 @@ def validate_session_context(
         root = workspace_root(workspace)
         return api.validate(root, package_spec(root, package))
 
-    return _call(run)
+    return call_tool(run)
 
 
 def resume_session_context(
@@ -229,7 +185,7 @@ def resume_session_context(
         root = workspace_root(workspace)
         return resume(root, package_spec(root, package), apply=apply, session_id=session_id)
 
-    return _call(run)
+    return call_tool(run)
 
 
 def get_package_details(workspace: str | None = None, package: str | None = None) -> dict[str, Any]:
@@ -260,7 +216,7 @@ def get_package_details(workspace: str | None = None, package: str | None = None
         }
         return Result("packages show", data=data, text=f"package {ref.package_id}")
 
-    return _call(run)
+    return call_tool(run)
 
 
 def read_state(path: Path) -> Any:
@@ -284,7 +240,7 @@ def clean_session_context(
         root = workspace_root(workspace)
         return admin.clean(root, keep=keep, yes=confirm, force=force)
 
-    return _call(run)
+    return call_tool(run)
 
 
 def read_handoff_summary(
@@ -300,7 +256,7 @@ def read_handoff_summary(
         text = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")
         return Result("handoff", data={"package_id": ref.package_id, "markdown": text}, text=text)
 
-    return _call(run)
+    return call_tool(run)
 
 
 def scan_context(prompt: str, session_id: str, workspace: str | None = None) -> dict[str, Any]:
@@ -310,9 +266,9 @@ def scan_context(prompt: str, session_id: str, workspace: str | None = None) -> 
         from contextfork.cold import api
 
         root = workspace_root(workspace)
-        return api.scan(prompt, repo=root, session=_session(session_id))
+        return api.scan(prompt, repo=root, session=session_arg(session_id))
 
-    return _call(run)
+    return call_tool(run)
 
 
 def _render_session(session_id: str) -> str:
@@ -345,7 +301,7 @@ def hydrate_step(step: int, session_id: str, workspace: str | None = None) -> di
         from contextfork.cold import api
 
         root = workspace_root(workspace)
-        sid = _session(session_id)
+        sid = session_arg(session_id)
         try:
             return api.hydrate(step, repo=root, session=sid)
         except NotFoundError as err:
@@ -356,13 +312,15 @@ def hydrate_step(step: int, session_id: str, workspace: str | None = None) -> di
                 hint='read it with peek_fold(step, session_id, store="render")',
             ) from err
 
-    return _call(run)
+    return call_tool(run)
 
 
 StoreName = Literal["auto", "fold", "render"]
 
 
-def _peek_node(root: Path, step: int, sid: str, store: StoreName) -> tuple[dict[str, Any], str, str]:
+def _peek_node(
+    root: Path, step: int, sid: str, store: StoreName
+) -> tuple[dict[str, Any], str, str]:
     """The verified node, which store answered ("fold" | "render") and that store's session."""
     from contextfork.cold import api
     from contextfork.render.coldsource import SOURCE_KIND
@@ -415,7 +373,7 @@ def peek_fold(
         root = workspace_root(workspace)
         if offset < 0 or length <= 0:
             raise UsageError("offset must be >= 0 and length > 0")
-        node, kind, store_sid = _peek_node(root, step, _session(session_id), store)
+        node, kind, store_sid = _peek_node(root, step, session_arg(session_id), store)
         content = str(node["content"])
         if block is not None:
             rng = ((node.get("source") or {}).get("blocks") or {}).get(str(block))
@@ -441,7 +399,7 @@ def peek_fold(
         }
         return Result("fold peek", data=data, text=piece)
 
-    return _call(run)
+    return call_tool(run)
 
 
 TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
@@ -455,6 +413,7 @@ TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
     scan_context,
     hydrate_step,
     peek_fold,
+    contextfork_context,
 )
 
 

@@ -144,16 +144,21 @@ def push(
     *,
     allow_secrets: bool = False,
     with_head: bool = False,
+    with_cold: bool = False,
 ) -> Result:
     """Push packages; one whose files hold a secret only with ``allow_secrets`` (checked for
     every package before anything is stored or pushed, then again on the blobs to be sent).
-    Local commits are sent only with ``with_head``."""
+    Local commits are sent only with ``with_head``; the cold sessions the packages reference
+    only with ``with_cold`` (verified and scanned before anything is pushed: cold.share)."""
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
         raise NotFoundError(f"no packages in {packages_dir(root)} to push")
     secrets = _secrets(refs)
     if secrets and not allow_secrets:
         raise _refuse(secrets, remote)
+    from contextfork.cold import share as cold_share  # the cold sessions, for --with-cold
+
+    cold = cold_share.prepare_for_packages(root, remote, [r.path for r in refs]) if with_cold else None
     stored = {r.package_id: store_commit(root, r) for r in refs}
     sent = _sent_secrets(root, stored)
     if sent and not allow_secrets:
@@ -186,7 +191,8 @@ def push(
     signed = {pid: gitstate.is_signed(root, sha) for pid, sha in stored.items()}
     data = {"remote": remote, "packages": stored, "secrets": secrets, "heads": heads,
             "with_head": with_head, "signed": signed}  # fmt: skip
-    return Result("push", data=data, problems=problems, text=text)
+    result = Result("push", data=data, problems=problems, text=text)
+    return cold_share.carried(result, cold_share.send_prepared(root, remote, cold)) if cold else result
 
 
 def pull_max_bytes() -> int:
@@ -243,7 +249,7 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
         atomic.publish_dir(staging, base / package_id)
 
 
-def pull(root: Path, remote: str) -> Result:
+def pull(root: Path, remote: str, *, with_cold: bool = False) -> Result:
     prefix = _tracking_prefix(remote)
     heads = _tracking_prefix(remote, "-head")
     gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*", f"+{HEAD_PREFIX}*:{heads}*")
@@ -270,4 +276,10 @@ def pull(root: Path, remote: str) -> Result:
     code = 3 if problems else 0
     signed = [p for p in pulled if gitstate.is_signed(root, REF_PREFIX + p)]
     data = {"remote": remote, "pulled": pulled, "already_present": present, "signed": signed}
-    return Result("pull", data=data, problems=problems, exit_code=code, text=text)
+    result = Result("pull", data=data, problems=problems, exit_code=code, text=text)
+    if with_cold:  # the sessions every package from this remote references
+        from contextfork.cold import share as cold_share
+
+        pkgs = [packages_dir(root) / p for p in [*pulled, *present]]
+        return cold_share.carried(result, cold_share.pull_for_packages(root, remote, pkgs))
+    return result

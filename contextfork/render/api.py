@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from contextfork.errors import NotFoundError, UsageError
 from contextfork.render.baselines import (
@@ -15,14 +15,21 @@ from contextfork.render.engine import ReFoldRenderer, View
 from contextfork.render.policies import Policy
 from contextfork.transcript.model import Session
 
+if TYPE_CHECKING:
+    from contextfork.curate.state import Decisions
+
 
 class Renderer(Protocol):
     def advance(self, t: int) -> View: ...
 
 
-def make_renderer(session: Session, policy: Policy) -> Renderer:
+def make_renderer(
+    session: Session, policy: Policy, decisions: Decisions | None = None
+) -> Renderer:
+    """``decisions``: the agent's curation (pins, expands, briefs, boundary); the folding
+    policies honour them, the baselines (which fold nothing) have nothing to honour."""
     if policy.name in ("refold", "epoch"):
-        return ReFoldRenderer(session, policy)
+        return ReFoldRenderer(session, policy, decisions)
     if policy.name == "base":
         return BaseRenderer(session, policy)
     if policy.name == "mask":
@@ -39,7 +46,9 @@ def call_steps(session: Session) -> list[int]:
     return sorted(s.index for s in session.steps)
 
 
-def render(session: Session, t: int, policy: Policy) -> View:
+def render(
+    session: Session, t: int, policy: Policy, decisions: Decisions | None = None
+) -> View:
     """The prompt for step t: a fresh renderer advanced through every earlier call.
 
     Deterministic: the same history, step and policy give byte-identical messages.
@@ -49,7 +58,7 @@ def render(session: Session, t: int, policy: Policy) -> View:
         raise NotFoundError("the session has no steps to render")
     if t < 1 or t > steps[-1] + 1:
         raise UsageError(f"--step must be between 1 and {steps[-1] + 1}, got {t}")
-    r = make_renderer(session, policy)
+    r = make_renderer(session, policy, decisions)
     view: View | None = None
     for s in steps:
         if s >= t:

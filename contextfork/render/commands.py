@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contextfork.cold.layout import StoreLayout
 from contextfork.envelope import Result
@@ -15,6 +16,9 @@ from contextfork.render.replay import Progress, load_price_card, replay
 from contextfork.render.restore import Request, answer
 from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
+
+if TYPE_CHECKING:
+    from contextfork.curate.state import Decisions
 
 
 def _ctx(ctx: object) -> str:
@@ -46,6 +50,17 @@ def _cold_layout(
         return None
 
 
+def _decisions(layout: StoreLayout | None, name: str | None) -> Decisions | None:
+    """The agent's curation of the session (``contextfork context ... --session NAME``: the
+    harness's session id, or the --session given here), honoured by the render."""
+    from contextfork.curate.state import load_decisions
+    from contextfork.sessionids import SESSION_RE
+
+    if layout is None or not name or not SESSION_RE.fullmatch(name) or ".." in name:
+        return None
+    return load_decisions(layout.root.parent.parent, name)
+
+
 def render_command(
     transcript: Path,
     step: int | None,
@@ -64,8 +79,9 @@ def render_command(
     session = _load(transcript)
     last = max((s.index for s in session.steps), default=0)
     t = step if step is not None else last + 1
-    view = render(session, t, policy(policy_name, k=k))
     layout = _cold_layout(session, transcript, repo, session_id, needed=request is not None)
+    decisions = _decisions(layout, session_id or session.session_id)
+    view = render(session, t, policy(policy_name, k=k), decisions)
     stored = None
     if layout is not None:
         stored = persist_steps(layout, session, (s.index for s in session.steps if s.index < t))
@@ -83,6 +99,7 @@ def render_command(
         "messages": [m.to_json() for m in view.messages],
         "removals": [r.to_json() for r in view.removals],
         "folds": {fid: list(steps) for fid, steps in view.folds.items()},
+        "decisions_revision": decisions.revision if decisions is not None else None,
         "cold_store": stored.to_json() if stored is not None else None,
     }
     lines = [

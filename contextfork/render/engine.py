@@ -13,6 +13,7 @@ lead of step t. Dedupe, STALE folds and reminders move only at boundary moves; a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from contextfork.hashing import sha256_text
 from contextfork.render.boundary import boundary
@@ -34,6 +35,9 @@ from contextfork.render.store import Removal
 from contextfork.render.window import session_window
 from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
+
+if TYPE_CHECKING:
+    from contextfork.curate.state import Decisions
 
 
 @dataclass
@@ -62,10 +66,20 @@ def effective_budget(policy: Policy, session: Session) -> int:
 
 
 class ReFoldRenderer(StepHistory):
-    """Stateful renderer for the refold and epoch policies; advance(t) with t increasing."""
+    """Stateful renderer for the refold and epoch policies; advance(t) with t increasing.
 
-    def __init__(self, session: Session, policy: Policy) -> None:
+    ``decisions`` (the agent's curation, ``contextfork.curate``) hold steps raw (pinned or
+    expanded: never stubbed, never folded), put the agent's brief in place of the generated
+    one and stop the next epoch commit at a chosen step. None or empty: the output is
+    byte-identical to a renderer without them."""
+
+    def __init__(self, session: Session, policy: Policy,
+                 decisions: Decisions | None = None) -> None:
         super().__init__(session, policy)
+        self.nfolds = 0
+        self.hold: set[int] = set()
+        self.brief_of: dict[int, tuple[int, str]] = {}  # step → (first step of its brief, text)
+        self.stop_at: int | None = None
         self.body: dict[int, tuple[Msg, ...]] = {}
         self.b = 0
         self.seen = 0  # replies/outputs of steps <= seen have been read
@@ -90,6 +104,55 @@ class ReFoldRenderer(StepHistory):
         # Passive until the prompt is big enough for an operator to pay for itself: steps stay
         # as received (the boundary does not move) and replies get no reminder.
         self.active = policy.min_prompt_tokens <= 0
+        if decisions is not None and not decisions.empty:
+            self._take(decisions)
+
+    # -- the agent's decisions (contextfork.curate) ---------------------------------------
+    def _take(self, d: Decisions) -> None:
+        """Resolve stable keys to this history's positions (keys absent here are ignored)."""
+        pos = {st.identity: st.index for st in self.session.steps}
+        self.hold = {pos[k] for k in d.pinned | d.expanded if k in pos}
+        self.brief_of = {}
+        for key in sorted(d.briefs):
+            b = d.briefs[key]
+            covered = sorted(pos[k] for k in b.keys if k in pos)
+            for s in covered:
+                self.brief_of.setdefault(s, (covered[0], b.text))
+        self.stop_at = pos.get(d.boundary) if d.boundary is not None else None
+
+    def apply_decisions(self, d: Decisions) -> None:
+        """Take new decisions mid-session (a live worker): a fold holding a step now held raw,
+        or whose brief changed, is undone (its other steps fold again into a new note) and the
+        prefix behind the boundary is rebuilt once — a rewrite the agent asked for."""
+        before = set(self.hold)
+        old_briefs = dict(self.brief_of)
+        self._take(d)
+        newly = self.hold - before
+        rebrief = {s for s in set(old_briefs) | set(self.brief_of)
+                   if old_briefs.get(s) != self.brief_of.get(s)}
+        undo = sorted({self.folded[s] for s in newly | rebrief if s in self.folded})
+        for s in newly:
+            if s in self.body:
+                self.body[s] = self._tail_body(s)  # held raw: never stubbed either
+            self.marks.discard(s)
+        for s in before - self.hold:  # released: an epoch commit may fold it again
+            if self.policy.epoch and s in self.body and s not in self.folded:
+                self.marks.add(s)
+        if not undo and not newly & set(self.body):
+            return
+        refold: list[int] = []
+        for fid in undo:
+            steps = self.folds.pop(fid)
+            self.notes.pop(steps[0], None)
+            for s in steps:
+                self.folded.pop(s, None)
+                if s not in self.hold:
+                    refold.append(s)
+            self.removals = [r for r in self.removals if r.fold_id != fid]
+        self.removals = [r for r in self.removals if not (r.kind == "stub" and r.step in newly)]
+        if refold:
+            self._fold(sorted(refold), {})
+        self._rebuild_behind()
 
     # -- per-step material (base, between, lead: StepHistory) -----------------------------
     def _read(self, upto: int) -> None:
@@ -124,8 +187,11 @@ class ReFoldRenderer(StepHistory):
 
     def _process(self, s: int, keep: bool = False) -> None:
         """A step crosses the boundary: dedupe its outputs, stage it as an epoch mark.
-        ``keep``: the step stays exactly as it was sent in the tail (its lines still index)."""
+        ``keep``: the step stays exactly as it was sent in the tail (its lines still index).
+        A step the agent holds raw is kept and never staged."""
         p = self.policy
+        held = s in self.hold
+        keep = keep or held
         sm = self.base(s)
         self.step_sha[s] = sha256_text(original_step_text(sm))
         if keep:
@@ -157,11 +223,13 @@ class ReFoldRenderer(StepHistory):
                     )
                 out.append(m if not d.runs else Msg(m.role, d.text, s, m.block, m.kind))
             self.body[s] = tuple(out)
-        if p.epoch and sm.body:
+        if p.epoch and sm.body and not held:
             self.marks.add(s)  # a finished step (tool batch or reply) is staged for free
 
     def _fold(self, steps: list[int], progress: dict[int, str | None]) -> None:
         """Fold steps (already behind the boundary) into notes; adjacent ones share a note."""
+        if self.hold:
+            steps = [s for s in steps if s not in self.hold]
         for run in adjacent_runs(steps):
             groups: list[list[int]] = []
             for s in run:  # a STALE note carries one PROGRESS line: split where it changes
@@ -171,10 +239,13 @@ class ReFoldRenderer(StepHistory):
                     groups.append([s])
             for g in groups:
                 prog = progress.get(g[0])
-                briefs = [step_brief(s, self.base(s)) for s in g] if prog is None else []
+                if self.brief_of and any(s in self.brief_of for s in g):
+                    prog = None  # the agent's words replace the generated note
+                briefs = [self._brief(s) for s in g] if prog is None else []
                 for note_steps, text in note_texts(g, briefs, progress=prog,
                                                    cap=self.policy.note_cap):
-                    fid = f"F{len(self.folds) + 1}"
+                    self.nfolds += 1
+                    fid = f"F{self.nfolds}"
                     self.folds[fid] = note_steps
                     self.notes[note_steps[0]] = Msg(
                         "note", f"{text} ({fid})", note_steps[0], -1, "note"
@@ -188,6 +259,14 @@ class ReFoldRenderer(StepHistory):
                         )
                         self.index.drop_step(s)
                         self.marks.discard(s)
+
+    def _brief(self, s: int) -> str:
+        """The generated brief of a step, or the agent's (verbatim, on its first step only)."""
+        own = self.brief_of.get(s)
+        if own is None:
+            return step_brief(s, self.base(s))
+        first, text = own
+        return f"s{s} (agent brief): {text}" if first == s else ""
 
     def _step_behind(self, s: int) -> list[Msg]:
         out = list(self.base(s).lead)
@@ -322,7 +401,9 @@ class ReFoldRenderer(StepHistory):
         """One pi-fold epoch: fold staged marks, stalest first, down to the lower watermark."""
         p = self.policy
         target = p.fold_down_to * self.budget
-        cands = sorted((s for s in self.marks if s <= self.b and s not in self.folded
+        stop = self.stop_at if self.stop_at is not None else self.b + 1
+        cands = sorted((s for s in self.marks if s <= self.b and s < stop
+                        and s not in self.folded and s not in self.hold
                         and self._worth_folding(s)),
                        key=lambda s: (self._rich(s), self.last_ref.get(s, s), s))
         chosen: list[int] = []

@@ -133,7 +133,7 @@ def _range_label(steps: Sequence[int]) -> str:
 
 def _close(steps: list[int], lines: list[str], cap: int) -> tuple[tuple[int, ...], str]:
     head = f"[contextfork note: folded {_range_label(steps)}; `restore N` gives any back exactly]"
-    text = head + "\n" + "\n".join(lines)
+    text = head + "\n" + "\n".join(ln for ln in lines if ln)  # "": covered by an agent brief
     return tuple(steps), text[:cap]
 
 

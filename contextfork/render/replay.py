@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import quantiles
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -49,6 +49,9 @@ from contextfork.transcript.model import Session
 
 REPORT_VERSION = "2"
 MAX_PRICE_CARD = 4 * 1024 * 1024
+
+if TYPE_CHECKING:
+    from contextfork.curate.state import Decisions
 
 
 class _M(BaseModel):
@@ -207,9 +210,10 @@ def replay_policy(
     tracker: CarriageTracker,
     progress: Progress | None = None,
     probes: dict[int, list[str]] | None = None,
+    decisions: Decisions | None = None,
 ) -> PolicyRun:
     """Render every call; carriage and probe recovery read what is visible as content."""
-    r = make_renderer(session, policy)
+    r = make_renderer(session, policy, decisions)
     meter = Meter(tokens)
     visible = VisibleIdentifiers()
     run = PolicyRun(policy, meter, [], 0, 0, 0)
@@ -339,6 +343,7 @@ def replay_runs(
     *,
     ttl: int | None = None,
     probes: dict[int, list[str]] | None = None,
+    decisions: Decisions | None = None,
 ) -> tuple[list[PolicyRun], SessionBill, list[PolicyReport]]:
     """Every policy over the session (native is always run: it calibrates the others).
 
@@ -356,7 +361,7 @@ def replay_runs(
     for pol in policies:
         if pol.name != "native":
             runs[pol.name] = replay_policy(session, adapt(pol, session, sb), tokens, tracker,
-                                           progress, probes)
+                                           progress, probes, decisions)
     output = output_tokens(session)
     assert sb.native is not None
     native_total = sb.native.total
@@ -379,9 +384,10 @@ def replay(
     *,
     ttl: int | None = None,
     probes: dict[int, list[str]] | None = None,
+    decisions: Decisions | None = None,
 ) -> ReplayReport:
     _runs, sb, reports = replay_runs(session, policies, price, progress, tokens, ttl=ttl,
-                                     probes=probes)
+                                     probes=probes, decisions=decisions)
     card = sb.card
     ttl = sb.ttl
     output = output_tokens(session)

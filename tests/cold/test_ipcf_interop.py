@@ -119,3 +119,15 @@ def test_conf13_showcase_hydrates_342_137_447_in_selection_order(repo: Repo, via
         assert res.returncode == 0, res.stderr
         data = res.json()["data"]
     assert [int(p["step_id"]) for p in data["selected"]] == [342, 137, 447]
+
+
+def test_conf04_recall_full_tier_is_chronological_latest_first(repo: Repo) -> None:
+    """The reference's CONF-04: for "PostgreSQL port", 137 (latest) then 91 then 37; the
+    single-term step 499 follows in a lower tier. bm25 must not reorder the full tier."""
+    store = _fold_showcase(repo)
+    hits = api.recall("PostgreSQL port", store_dir=store).data["hits"]
+    assert [h["step_id"] for h in hits][:3] == [137, 91, 37]
+    assert [h["tier"] for h in hits][:3] == ["full"] * 3
+    assert hits[0]["label"] == "latest" and {h["label"] for h in hits[1:3]} == {"historical"}
+    later = [h["step_id"] for h in hits[3:]]
+    assert 499 in later and all(h["tier"] != "full" for h in hits[3:])

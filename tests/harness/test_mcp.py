@@ -28,6 +28,7 @@ TOOLS = {
     "scan_context",
     "hydrate_step",
     "peek_fold",
+    "contextfork_context",
 }
 
 

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from contextfork.cold import api
+from contextfork.curate.api import run_verb
+from tests.helpers import Repo
+
+TEXT = "Configured the redis cache: ttl_seconds = 300 in settings/cache.py (CACHE_BACKEND redis)."
+
+
+def _store(repo: Repo) -> None:
+    for step in (1, 2, 3):
+        api.fold_step(step, f"redis cache ttl_seconds step {step}", TEXT, repo=repo.path,
+                      session="p1")
+
+
+def _picked(repo: Repo) -> list[int]:
+    res = api.scan("what ttl_seconds does the redis cache use?", repo=repo.path, session="p1")
+    return [int(s["step_id"]) for s in res.data["selected"]]
+
+
+def test_page_in_prefers_a_pinned_step_on_a_tie(repo: Repo) -> None:
+    _store(repo)
+    assert _picked(repo) == [3]  # a tie goes to the newest step
+    run_verb(repo.path, "p1", "pin", {"step": 1})
+    assert _picked(repo) == [1]  # ... unless the agent pinned one
+    run_verb(repo.path, "p1", "unpin", {"step": 1})
+    assert _picked(repo) == [3]
+
+
+def test_a_pin_does_not_beat_better_coverage(repo: Repo, tmp_path: Path) -> None:
+    _store(repo)
+    api.fold_step(4, "unrelated: the login form", "login form markup", repo=repo.path,
+                  session="p1")
+    run_verb(repo.path, "p1", "pin", {"step": 4})
+    assert _picked(repo) == [3]

@@ -1,0 +1,201 @@
+"""The real pi (npm, pinned) with contextfork's extension, folding live against the mock."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.mock_anthropic import MockAnthropic, Reply, ToolUse, Usage
+from tests.e2e.pi_rig import PiRig
+
+KNOBS = {"CONTEXTFORK_PI_ADAPTIVE": "0", "CONTEXTFORK_PI_BUDGET": "3000",
+         "CONTEXTFORK_PI_TIMING": "1", "CONTEXTFORK_PI_TIMEOUT_MS": "5000"}
+TURNS = 22
+
+
+@pytest.fixture
+def pi(tmp_path: Path, client_prefix: Path, anthropic: MockAnthropic) -> PiRig:
+    rig = PiRig.create(tmp_path, client_prefix, anthropic)
+    for n in range(1, TURNS + 1):
+        rig.repo.write(f"data/part_{n}.txt", "".join(
+            f"part {n} line {i}: value_{n}_{i} = compute_{n}({i}, {i * n})\n" for i in range(45)))
+    rig.contextfork("hooks", "install", "--pi")
+    return rig
+
+
+def _strip(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+def _pairs_ok(messages: list[dict[str, Any]]) -> bool:
+    """Every tool_use is answered in the very next user message, every tool_result answers."""
+    for i, m in enumerate(messages):
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        uses = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+        if m["role"] == "assistant" and uses:
+            nxt = messages[i + 1]["content"] if i + 1 < len(messages) else []
+            got = {b.get("tool_use_id") for b in nxt if isinstance(b, dict)}
+            if not uses <= got:
+                return False
+        if m["role"] == "user":
+            prev = messages[i - 1]["content"] if i > 0 else []
+            prev_uses = {b.get("id") for b in prev if isinstance(b, dict)} if isinstance(
+                prev, list) else set()
+            for b in blocks:
+                if b.get("type") == "tool_result" and b.get("tool_use_id") not in prev_uses:
+                    return False
+    return True
+
+
+def _tokens(body: dict[str, Any]) -> int:
+    return len(json.dumps(_strip(body["messages"]))) // 4
+
+
+def _results(body: dict[str, Any]) -> dict[str, str]:
+    out = {}
+    for m in body["messages"]:
+        for b in m["content"] if isinstance(m["content"], list) else []:
+            if b.get("type") == "tool_result":
+                c = b.get("content")
+                out[b["tool_use_id"]] = c if isinstance(c, str) else "".join(
+                    x.get("text", "") for x in c)
+    return out
+
+
+def test_pi_folds_live_within_the_band_with_valid_pairs_pins_and_a_verified_peek(
+    pi: PiRig,
+) -> None:
+    reads = [ToolUse("bash", {"command": f"cat data/part_{n}.txt"}) for n in range(1, TURNS + 1)]
+    pin = ToolUse("contextfork_context", {"verb": "pin", "steps": [1, 2]})
+    peek = ToolUse("contextfork_context", {"verb": "peek", "target": "F1", "bytes": 100000})
+    script = [Reply(text=f"Reading part {n + 1}.", tool_uses=[reads[n]]) for n in range(2)]
+    script.append(Reply(text="Pinning the first two reads.", tool_uses=[pin]))
+    script += [Reply(text=f"Reading part {n + 1}.", tool_uses=[reads[n]])
+               for n in range(2, TURNS)]
+    script.append(Reply(text="Checking the first fold.", tool_uses=[peek]))
+    script.append(Reply(text="All parts read."))
+    pi.mock.script(*script)
+
+    run = pi.run("Read every part of data/ and summarise it.", env=KNOBS)
+
+    assert run.returncode == 0, run
+    assert "All parts read." in run.stdout
+    bodies = [_strip(b) for b in pi.mock.main_requests()]
+    assert len(bodies) == len(script)
+    log = pi.log()
+    renders = [e for e in log if e.get("event") == "context" and e.get("action") == "render"]
+    assert not [e for e in log if e.get("action") == "pass-through"], log
+    assert renders and max(e["folds"] for e in renders) >= 1, log[-5:]
+
+    # tool_use / tool_result pairs stay valid in every request the model got
+    assert all(_pairs_ok(b["messages"]) for b in bodies)
+    # the window stays in a band while the history grows past the commit watermark
+    sizes = [_tokens(b) for b in bodies]
+    history = sum(len(p.read_text()) for p in (pi.repo.path / "data").iterdir()) // 4
+    assert max(sizes) < history / 2, sizes
+    # the prefix is rewritten only at commits/boundary moves: otherwise a request extends the last
+    rewrites = sum(1 for a, b in itertools.pairwise(bodies)
+                   if b["messages"][: len(a["messages"]) - 1] != a["messages"][:-1])
+    moves = len({(e["boundary"], e["epochs"]) for e in renders})
+    assert 0 < rewrites <= moves, (rewrites, moves)
+    # pinned steps 1-2 (a durable decision) went out exactly as pi sent them in every request
+    assert "pin: steps 1-2 (recorded)" in _results(bodies[3])[pin.id]
+    first_two = {reads[0].id, reads[1].id}
+    for b in bodies[3:]:
+        res = _results(b)
+        for tid in first_two:
+            assert tid in res and res[tid].startswith("part "), (tid, list(res))
+    # the peek brought back the exact bytes of a folded step, verified
+    answer = _results(bodies[-1])[peek.id]
+    assert answer.startswith("[contextfork peek F1") and " verified]" in answer.splitlines()[0]
+    folded_read = next(t for t in reads[2:] if t.id not in _results(bodies[-2]))
+    n = reads.index(folded_read) + 1
+    assert (pi.repo.path / "data" / f"part_{n}.txt").read_text() in answer
+
+
+def test_pi_keeps_working_untouched_when_the_worker_is_killed(pi: PiRig) -> None:
+    killed: list[int] = []
+
+    def kill_worker(_body: dict[str, Any]) -> bool:
+        started = [e for e in pi.log() if e.get("event") == "worker" and e.get("pid")]
+        if started and not killed:
+            killed.append(started[-1]["pid"])
+            os.kill(started[-1]["pid"], signal.SIGKILL)
+        return True
+
+    reads = [ToolUse("bash", {"command": f"cat data/part_{n}.txt"}) for n in range(1, 5)]
+    pi.mock.script(
+        Reply(text="One.", tool_uses=[reads[0]]),
+        Reply(text="Two.", tool_uses=[reads[1]], when=kill_worker),
+        Reply(text="Three.", tool_uses=[reads[2]]),
+        Reply(text="Four.", tool_uses=[reads[3]]),
+        Reply(text="Survived."),
+    )
+
+    run = pi.run("Read four parts.", env=KNOBS)
+
+    assert run.returncode == 0, run
+    assert "Survived." in run.stdout and killed
+    last = _strip(pi.mock.main_requests()[-1])
+    assert len(_results(last)) == 4  # passed through untouched: every output is there
+    log = pi.log()
+    assert any(e.get("action") == "pass-through" and "worker" in str(e.get("why")) for e in log)
+
+
+def test_pi_passes_messages_through_when_the_worker_is_too_slow(pi: PiRig) -> None:
+    pi.mock.script(
+        Reply(text="One.", tool_uses=[ToolUse("bash", {"command": "cat data/part_1.txt"})]),
+        Reply(text="Fine."),
+    )
+
+    run = pi.run("Read one part.", env={**KNOBS, "CONTEXTFORK_PI_TIMEOUT_MS": "1"})
+
+    assert run.returncode == 0, run
+    assert "Fine." in run.stdout
+    whys = [str(e.get("why")) for e in pi.log() if e.get("action") == "pass-through"]
+    assert whys and all("no answer within 1 ms" in w for w in whys), whys
+
+
+def test_pi_threshold_compaction_is_answered_by_an_epoch_commit(
+    tmp_path: Path, client_prefix: Path, anthropic: MockAnthropic
+) -> None:
+    rig = PiRig.create(tmp_path, client_prefix, anthropic, window=40_000,
+                       compaction={"enabled": True, "reserveTokens": 8000,
+                                   "keepRecentTokens": 2000})
+    rig.contextfork("hooks", "install", "--pi")
+    big = Usage(input_tokens=35_000)  # pi's count passes 40k - 8k: a threshold compaction
+    anthropic.script(
+        Reply(text="Looking.", tool_uses=[ToolUse("bash", {"command": "ls"})]),
+        Reply(text="Done for now.", usage=big),
+    )
+
+    run = rig.run("Look around.", env=KNOBS)
+
+    assert run.returncode == 0, run
+    log = rig.log()
+    assert any(e.get("event") == "compact" and e.get("action") == "epoch-commit" for e in log), log
+    sessions = rig.sessions()
+    assert sessions
+    entries = [json.loads(x) for x in sessions[0].read_text().splitlines()]
+    assert not [e for e in entries if e.get("type") == "compaction"]  # pi's lossy summary: none
+    # ... and the PreCompact path (detached, like Claude Code's hook) folded and exported
+    hooks_log = rig.repo.path / ".contextfork" / "logs" / "hooks.log"
+    deadline = time.monotonic() + 60
+    done: list[dict[str, Any]] = []
+    while not done and time.monotonic() < deadline:
+        if hooks_log.exists():
+            done = [e for e in map(json.loads, hooks_log.read_text().splitlines())
+                    if e.get("event") == "pre-compact" and e.get("action") == "fold+export"]
+        time.sleep(0.5)
+    assert done and done[0]["folded_steps"] >= 2 and done[0]["package_id"], done
