@@ -154,11 +154,13 @@ def cli(
     cwd: Path | None = None,
     input: str | None = None,
     env: dict[str, str] | None = None,
+    environ: dict[str, str] | None = None,
 ) -> CliResult:
     """``contextfork`` in this process: what ``run_cli`` does without the ~0.5 s interpreter
     start and imports per call. For tests where the process boundary is not the point (the
     hooks, the status line and the entry points keep ``run_cli``). The cwd, environment
-    (``clean_env``), stdin, stdout and stderr are swapped for the call and put back after."""
+    (``clean_env``, or exactly ``environ``), stdin, stdout and stderr are swapped for the call
+    and put back after."""
     import contextlib
     import io
 
@@ -169,9 +171,10 @@ def cli(
 
     out, err = stream(), stream()
     saved_env, saved_cwd, saved_in = dict(os.environ), os.getcwd(), sys.stdin
+    call_env = environ if environ is not None else clean_env(env)  # before os.environ is cleared
     try:
         os.environ.clear()
-        os.environ.update(clean_env(env))
+        os.environ.update(call_env)
         if cwd is not None:
             os.chdir(cwd)
         sys.stdin = stream((input or "").encode("utf-8"))

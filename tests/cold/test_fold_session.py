@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextfork.cold import api
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 
 def test_fold_session_stores_every_step_losslessly(transcripts_dir: Path, tmp_path: Path) -> None:
@@ -27,10 +27,10 @@ def test_fold_session_stores_every_step_losslessly(transcripts_dir: Path, tmp_pa
 
 def test_fold_session_cli_then_scan_finds_a_file_the_session_touched(transcripts_dir: Path, repo: Repo) -> None:
     path = transcripts_dir / "claude-code" / "short.jsonl"
-    r = run_cli("fold", "session", "--transcript", str(path), "--json", cwd=repo.path)
+    r = cli("fold", "session", "--transcript", str(path), "--json", cwd=repo.path)
     assert r.returncode == 0, r.stderr
     assert r.json()["data"]["steps"] >= 1
-    r = run_cli("fold", "status", "--json", cwd=repo.path)
+    r = cli("fold", "status", "--json", cwd=repo.path)
     assert r.json()["data"]["nodes"] >= 1
-    r = run_cli("fold", "session", "--transcript", str(repo.path / "nope.jsonl"), cwd=repo.path)
+    r = cli("fold", "session", "--transcript", str(repo.path / "nope.jsonl"), cwd=repo.path)
     assert r.returncode == 4

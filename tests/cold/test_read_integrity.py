@@ -11,7 +11,7 @@ import pytest
 from contextfork.cold.layout import DEFAULT_POLICY
 from contextfork.cold.node import artifact_sha256_of, node_bytes, projection_of
 from contextfork.hashing import canonical_sha256, sha256_bytes
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 
 SESSION = "s1"
 
@@ -21,7 +21,7 @@ def _store(repo: Repo) -> Path:
 
 
 def _fold(repo: Repo, step: int, summary: str, payload: str) -> None:
-    r = run_cli("fold", "add", str(step), summary, "--session", SESSION, input=payload, cwd=repo.path)
+    r = cli("fold", "add", str(step), summary, "--session", SESSION, input=payload, cwd=repo.path)
     assert r.returncode == 0, r.stderr
 
 
@@ -39,7 +39,7 @@ def _rehash(node: dict[str, object]) -> dict[str, object]:
 
 
 def _cli(repo: Repo, *args: str) -> tuple[int, str, str]:
-    r = run_cli("fold", *args, "--session", SESSION, cwd=repo.path)
+    r = cli("fold", *args, "--session", SESSION, cwd=repo.path)
     return r.returncode, r.stdout, r.stderr
 
 
@@ -74,7 +74,7 @@ def test_conf12_a_node_file_not_in_the_index_is_an_orphan_and_refused(folded: Re
     conn.close()
     code, out, err = _cli(folded, "hydrate", "2")
     assert code == 3 and "orphan" in err and "CREATE TABLE billing" not in out
-    res = run_cli("fold", "validate", "--json", "--session", SESSION, cwd=folded.path).json()
+    res = cli("fold", "validate", "--json", "--session", SESSION, cwd=folded.path).json()
     assert "orphan_node" in {p["code"] for p in res["problems"]}
     assert _cli(folded, "index", "--rebuild")[0] == 0  # adopts the verified file
     code, out, _err = _cli(folded, "hydrate", "2")
@@ -90,7 +90,7 @@ def test_conf12_an_index_entry_whose_node_file_is_missing_is_a_broken_reference(
         code, _out, err = _cli(folded, *args)
         assert code == 3 and "broken reference" in err, err
     assert _cli(folded, "hydrate", "999")[0] == 4  # CONF-10
-    res = run_cli("fold", "validate", "--json", "--session", SESSION, cwd=folded.path).json()
+    res = cli("fold", "validate", "--json", "--session", SESSION, cwd=folded.path).json()
     assert "missing_node" in {p["code"] for p in res["problems"]}
 
 
@@ -143,7 +143,7 @@ def test_a_policy_that_differs_from_the_default_is_announced(folded: Repo) -> No
     _write_policy(folded, per_call_token_cap=6000)
     code, out, _err = _cli(folded, "hydrate", "1")
     assert code == 0 and "differs from the default" in out and "per_call_token_cap 6000" in out
-    res = run_cli("fold", "hydrate", "2", "--json", "--session", SESSION, cwd=folded.path).json()
+    res = cli("fold", "hydrate", "2", "--json", "--session", SESSION, cwd=folded.path).json()
     assert any(p["code"] == "policy_not_default" for p in res["problems"])
     code, out, _err = _cli(folded, "status")
     assert code == 0 and "differs from the default" in out
@@ -161,13 +161,13 @@ def test_the_next_fold_session_adopts_the_orphan_a_killed_fold_left(repo: Repo, 
 
     transcript = cc_fixture.write(tmp_path / "s.jsonl", repo.path)
     args = ("fold", "session", "--transcript", str(transcript), "--session", SESSION)
-    assert run_cli(*args, cwd=repo.path).returncode == 0
+    assert cli(*args, cwd=repo.path).returncode == 0
     conn = sqlite3.connect(_store(repo) / "index.sqlite3")
     conn.execute("DELETE FROM nodes WHERE step_id=1")
     conn.execute("DELETE FROM step_keys WHERE step_id=1")
     conn.commit()
     conn.close()
-    res = run_cli(*args, cwd=repo.path)
+    res = cli(*args, cwd=repo.path)
     assert res.returncode == 0, res.stderr
-    assert run_cli("fold", "validate", "--session", SESSION, cwd=repo.path).returncode == 0
+    assert cli("fold", "validate", "--session", SESSION, cwd=repo.path).returncode == 0
     assert _cli(repo, "hydrate", "1")[0] == 0

@@ -7,14 +7,14 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli
 from tests.transcript import cc21
 
 SID = cc21.SESSION
 
 
 def _fold(repo: Repo, t: Path) -> Any:
-    return run_cli("fold", "session", "--transcript", str(t), "--session", SID, "--json",
+    return cli("fold", "session", "--transcript", str(t), "--session", SID, "--json",
                    cwd=repo.path)
 
 
@@ -56,9 +56,9 @@ def test_a_step_still_growing_is_stored_as_a_new_version_never_a_conflict(
     rows = dict(conn.execute("SELECT step_id, superseded_by FROM nodes").fetchall())
     conn.close()
     assert rows[5] == 6 and rows[6] is None  # the partial version points to the complete one
-    old = run_cli("fold", "show", "5", "--session", SID, "--json", cwd=repo.path)
+    old = cli("fold", "show", "5", "--session", SID, "--json", cwd=repo.path)
     assert old.returncode == 0 and cc21.uid("s5") in old.stdout
-    new = run_cli("fold", "show", "6", "--session", SID, "--json", cwd=repo.path)
+    new = cli("fold", "show", "6", "--session", SID, "--json", cwd=repo.path)
     assert "All checks passed!" in new.stdout
 
 

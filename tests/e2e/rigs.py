@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from tests.e2e.clients import Run, base_env, claude_env, run_bounded
 from tests.e2e.mock_anthropic import MockAnthropic
 from tests.e2e.mock_openai import MockOpenAI
-from tests.helpers import Repo, make_repo
+from tests.helpers import Repo, cli, make_repo
 
 # Claude Code 2.1.328 names a project's session folder (verified against the real client by
 # test_claude_code_project_folder_slug_rule): every UTF-16 code unit of the working directory
@@ -57,6 +58,16 @@ def claude_slug(path: str) -> str:
 
 def contextfork_cmd() -> list[str]:
     return [sys.executable, "-m", "contextfork"]
+
+
+# What the clients run themselves (their hooks, MCP server, status line) is tested through the
+# client; a test's own setup and checks (install, export, fold, fork, status) run in-process:
+# the same result without an interpreter start per call.
+def run_contextfork(args: tuple[str, ...], *, cwd: Path, env: dict[str, str], stdin: str | None = None) -> Run:
+    started = time.monotonic()
+    res = cli(*args, cwd=cwd, input=stdin, environ=env)
+    return Run([*contextfork_cmd(), *args], res.returncode, res.stdout, res.stderr,
+               time.monotonic() - started)  # fmt: skip
 
 
 @dataclass
@@ -107,8 +118,8 @@ class ClaudeRig:
         assert not result.get("is_error"), f"claude reported an error\n{run}"
         return result
 
-    def contextfork(self, *args: str, check: bool = True, timeout: float = 120) -> Run:
-        run = run_bounded([*contextfork_cmd(), *args], cwd=self.repo.path, env=self.env, timeout=timeout)
+    def contextfork(self, *args: str, check: bool = True) -> Run:
+        run = run_contextfork(args, cwd=self.repo.path, env=self.env)
         if check:
             assert run.returncode == 0, f"contextfork failed\n{run}"
         return run
@@ -182,9 +193,7 @@ class CodexRig:
         return run
 
     def contextfork(self, *args: str, check: bool = True, stdin: str | None = None) -> Run:
-        run = run_bounded(
-            [*contextfork_cmd(), *args], cwd=self.repo.path, env=self.env, timeout=120, stdin=stdin
-        )
+        run = run_contextfork(args, cwd=self.repo.path, env=self.env, stdin=stdin)
         if check:
             assert run.returncode == 0, f"contextfork failed\n{run}"
         return run

@@ -101,15 +101,18 @@ def test_fork_resumes_the_same_conversation_with_large_results_stubbed(claude: C
     assert "small-result-thud" in sent and PRESERVED in sent
 
 
-def test_fork_after_compaction_resumes_with_the_preserved_segment_and_paired_tools(claude: ClaudeRig) -> None:
+def test_fork_after_compaction_resumes_with_the_preserved_segment_and_a_fork_of_it_resumes_too(
+    claude: ClaudeRig,
+) -> None:
+    # One compacted session serves both forks: building it is three client runs.
     claude.contextfork("hooks", "install", "--claude", "--project")
     sid = _compacted_session(claude)
 
-    fork_id = _fork_id(_fork(claude))
-    assert fork_id != sid
-    assert claude.transcript(fork_id).is_file(), "the fork is not in Claude Code's session folder"
+    first = _fork_id(_fork(claude))
+    assert first != sid
+    assert claude.transcript(first).is_file(), "the fork is not in Claude Code's session folder"
     original = _resume_request(claude, sid)
-    forked = _resume_request(claude, fork_id)
+    forked = _resume_request(claude, first)
 
     msgs = forked["messages"]
     assert tool_pairing_problems(msgs) == []
@@ -120,12 +123,8 @@ def test_fork_after_compaction_resumes_with_the_preserved_segment_and_paired_too
         f"resuming the fork sends {len(msgs)} messages, resuming the original {len(original['messages'])}"
     )
 
-
-def test_fork_of_a_fork_resumes(claude: ClaudeRig) -> None:
-    claude.contextfork("hooks", "install", "--claude", "--project")
-    sid = _compacted_session(claude)
-    first = _fork_id(_fork(claude))
-    claude.mock.script(  # a new large result, so the second fork has something to save
+    # A fork of that fork (after a new large result in it) resumes as well.
+    claude.mock.script(
         _bash("echo in-the-fork-glorp; seq 1 900 | sed 's/^/fork-output-/'"),
         Reply(text="Worked in the fork.", usage=Usage(input_tokens=2600)),
     )

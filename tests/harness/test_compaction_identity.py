@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.transcript import load_session
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli, run_cli
 from tests.transcript import cc21
 
 SID = cc21.SESSION
@@ -62,7 +62,7 @@ def test_fork_after_a_compaction_exits_0_and_keeps_the_preserved_segment(
     t = cc21.write_lines(tmp_path / "proj" / f"{SID}.jsonl", _padded(cc21.upto("s5")))
     assert _pre_compact(repo, t).returncode == 0  # step 5 folded while still growing
     cc21.write_lines(t, _padded(cc21.lines()))
-    res = run_cli("fork", "--transcript", str(t), "--json", "--min-chars", "10", cwd=repo.path)
+    res = cli("fork", "--transcript", str(t), "--json", "--min-chars", "10", cwd=repo.path)
     assert res.returncode == 0, res.stderr + res.stdout
     fork = Path(res.json()["data"]["fork"])
     lines = [json.loads(x) for x in fork.read_text().splitlines()]
@@ -82,6 +82,6 @@ def test_fork_after_a_compaction_exits_0_and_keeps_the_preserved_segment(
     stubs = [(int(m.group(1)), m.group(2)) for m in STUB.finditer(fork.read_text())]
     assert stubs, "small results stubbed with --min-chars 10"
     for step, _sha in stubs:  # each stub names the cold id that really holds its result
-        shown = run_cli("fold", "show", str(step), "--session", SID, "--json", cwd=repo.path)
+        shown = cli("fold", "show", str(step), "--session", SID, "--json", cwd=repo.path)
         assert shown.returncode == 0
     assert any(step == 6 for step, _ in stubs)  # step 5's complete version, not its partial one

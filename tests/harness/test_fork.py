@@ -13,13 +13,13 @@ from contextfork.hashing import sha256_file, sha256_text
 from contextfork.transcript import load_session
 from contextfork.transcript.locate import project_dir
 from tests.harness import cc_fixture
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli, run_cli
 
 STUB = re.compile(r"step (\d+), [\d,]+ chars, sha256 ([0-9a-f]{64})")
 
 
 def _fork(repo: Repo, transcript: Path, *args: str) -> dict[str, object]:
-    res = run_cli("fork", "--transcript", str(transcript), "--json", *args, cwd=repo.path)
+    res = cli("fork", "--transcript", str(transcript), "--json", *args, cwd=repo.path)
     assert res.returncode == 0, res.stderr + res.stdout
     data: dict[str, object] = res.json()["data"]
     return data
@@ -75,7 +75,7 @@ def test_stubs_name_step_and_hash_and_the_bytes_are_in_the_cold_store(
         / "cold_nodes"
         / f"step_{int(m.group(1)):06d}.json"
     )
-    shown = run_cli(
+    shown = cli(
         "fold", "show", m.group(1), "--session", cc_fixture.SESSION, "--json", cwd=repo.path
     )
     assert shown.returncode == 0, shown.stderr
@@ -119,7 +119,7 @@ def test_fork_exports_a_package_with_trigger_fork(repo: Repo, tmp_path: Path) ->
 
 def test_fork_prints_the_resume_command(repo: Repo, tmp_path: Path) -> None:
     t = cc_fixture.write(tmp_path / "proj" / "s.jsonl", repo.path)
-    res = run_cli("fork", "--transcript", str(t), cwd=repo.path)
+    res = cli("fork", "--transcript", str(t), cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert re.search(r"^claude --resume [0-9a-f-]{36}$", res.stdout, re.M)
 
@@ -144,7 +144,7 @@ def test_fork_refuses_a_non_claude_transcript(repo: Repo, tmp_path: Path) -> Non
     t.write_text(
         json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
     )
-    res = run_cli("fork", "--transcript", str(t), cwd=repo.path)
+    res = cli("fork", "--transcript", str(t), cwd=repo.path)
     assert res.returncode == 2 and "fork writes Claude Code sessions" in res.stderr
 
 

@@ -193,19 +193,19 @@ def test_our_entries_are_recognised_by_command(command: str, ours: bool) -> None
 
 
 def test_the_cli_installs_and_uninstalls_through_hooks_cmds(tmp_path: Path) -> None:
-    from tests.helpers import make_repo, run_cli
+    from tests.helpers import cli, make_repo
 
     repo = make_repo(tmp_path / "repo")
     cfg = tmp_path / "claude-home"
     env = {"CLAUDE_CONFIG_DIR": str(cfg)}
     _write(cfg / "settings.json", FOREIGN)
     original = (cfg / "settings.json").read_bytes()
-    first = run_cli("hooks", "install", "--claude", "--user", "--json", cwd=repo.path, env=env)
+    first = cli("hooks", "install", "--claude", "--user", "--json", cwd=repo.path, env=env)
     assert first.returncode == 0, first.stderr
     assert first.json()["data"]["changed"] is True
-    again = run_cli("hooks", "install", "--claude", "--user", "--json", cwd=repo.path, env=env)
+    again = cli("hooks", "install", "--claude", "--user", "--json", cwd=repo.path, env=env)
     assert again.json()["data"]["changed"] is False
-    gone = run_cli("hooks", "uninstall", "--claude", "--user", cwd=repo.path, env=env)
+    gone = cli("hooks", "uninstall", "--claude", "--user", cwd=repo.path, env=env)
     assert gone.returncode == 0, gone.stderr
     assert (cfg / "settings.json").read_bytes() == original
 
@@ -214,15 +214,15 @@ def test_the_cli_installs_and_uninstalls_through_hooks_cmds(tmp_path: Path) -> N
 def test_odd_foreign_groups_are_kept_and_never_crash_the_install(
     tmp_path: Path, odd: object
 ) -> None:
-    from tests.helpers import make_repo, run_cli
+    from tests.helpers import cli, make_repo
 
     repo = make_repo(tmp_path / "repo")
     settings = repo.path / ".claude" / "settings.json"
     original = _write(settings, {"hooks": {"UserPromptSubmit": [odd]}})
-    res = run_cli("hooks", "install", "--claude", "--project", cwd=repo.path)
+    res = cli("hooks", "install", "--claude", "--project", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     groups = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
     assert groups[0] == odd and len(groups) == 2
-    gone = run_cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path)
+    gone = cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path)
     assert gone.returncode == 0, gone.stderr
     assert settings.read_bytes() == original

@@ -13,7 +13,7 @@ from typing import Any
 
 from contextfork.resume.state import state_path
 from tests.harness import cc_fixture
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli, run_cli
 
 OTHER = "99999999-2222-4333-8444-555555555555"
 
@@ -37,7 +37,7 @@ def _start(repo: Repo, sid: str, *, source: str = "startup", codex: bool = False
 
 
 def _fork(repo: Repo, transcript: Path) -> dict[str, Any]:
-    res = run_cli("fork", "--transcript", str(transcript), "--json", "--min-chars", "500",
+    res = cli("fork", "--transcript", str(transcript), "--json", "--min-chars", "500",
                   cwd=repo.path)
     assert res.returncode == 0, res.stderr + res.stdout
     data: dict[str, Any] = res.json()["data"]
@@ -100,7 +100,7 @@ def test_an_unclaimed_package_goes_to_a_new_session_with_a_line_that_says_so(
 ) -> None:
     a = cc_fixture.write(tmp_path / "src" / f"{cc_fixture.SESSION}.jsonl", repo.path)
     fa = _fork(repo, a)
-    exported = run_cli("export", "--json", "--goal", "Ship the port fix", cwd=repo.path)
+    exported = cli("export", "--json", "--goal", "Ship the port fix", cwd=repo.path)
     assert exported.returncode == 0, exported.stderr
     loose = exported.json()["data"]["package_id"]
     ctx = _start(repo, "brand-new-session")
@@ -111,15 +111,15 @@ def test_an_unclaimed_package_goes_to_a_new_session_with_a_line_that_says_so(
 
 
 def test_manual_resume_does_not_mark_the_package_consumed_unless_asked(repo: Repo) -> None:
-    exported = run_cli("export", "--json", cwd=repo.path)
+    exported = cli("export", "--json", cwd=repo.path)
     pkg = exported.json()["data"]["package_id"]
-    assert run_cli("resume", "--json", cwd=repo.path).returncode == 0
-    assert run_cli("resume", "--strict", "--json", cwd=repo.path).returncode == 0
+    assert cli("resume", "--json", cwd=repo.path).returncode == 0
+    assert cli("resume", "--strict", "--json", cwd=repo.path).returncode == 0
     assert _consumers(repo, pkg) == []
     # ... so the next new session still gets it.
     assert pkg in _start(repo, "after-manual-resume")
-    exported2 = run_cli("export", "--json", cwd=repo.path).json()["data"]["package_id"]
-    res = run_cli("resume", "--mark-consumed", "--session", "me", "--json", cwd=repo.path)
+    exported2 = cli("export", "--json", cwd=repo.path).json()["data"]["package_id"]
+    res = cli("resume", "--mark-consumed", "--session", "me", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     assert res.json()["data"]["state_file"]
     assert _consumers(repo, exported2) == ["me"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.package.export import ExportOptions, export
-from tests.helpers import Repo, clean_env, git, make_repo, run_cli
+from tests.helpers import Repo, clean_env, cli, git, make_repo
 from tests.lifecycle.conftest import meta_of
 from tests.package.conftest import tree_sha_of
 
@@ -75,7 +75,7 @@ def test_resume_apply_exits_1_when_the_restored_tree_is_not_exact(repo: Repo, tm
     os.symlink("/etc/passwd", repo.path / "escape-link")  # never restored: points outside
     pkg = export(repo.path, ExportOptions(goal="x")).path
     clone = _clone(repo, tmp_path)
-    res = run_cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
     assert res.returncode == 1, res.stdout
     assert res.json()["data"]["applied"]["exact"] is False
 
@@ -88,7 +88,7 @@ def test_a_rerun_finishes_an_apply_killed_between_its_phases(tmp_path: Path, poi
     killed = _apply(clone, pkg, kill_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert (clone / JOURNAL / "journal.json").is_file()
-    brief = run_cli("resume", str(pkg), "--no-mark-consumed", cwd=clone)
+    brief = cli("resume", str(pkg), "--no-mark-consumed", cwd=clone)
     assert "interrupted `resume --apply`" in brief.stdout + brief.stderr
     if point != "apply:journaled":
         assert _status(clone) != _status(repo.path)  # really half-applied
@@ -107,7 +107,7 @@ def test_rollback_restores_the_checkout_an_apply_was_killed_on(tmp_path: Path, p
     clone = _clone(repo, tmp_path)
     clean_tree = tree_sha_of(clone)
     assert _apply(clone, pkg, kill_at=point).returncode == -signal.SIGKILL
-    res = run_cli("resume", "--rollback", "--json", cwd=clone)
+    res = cli("resume", "--rollback", "--json", cwd=clone)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["data"]["rolled_back"]
     assert _status(clone) == ""

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.harness import cc_fixture
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, cli, run_cli
 
 BADGE = re.compile(r"\[ \S+ ([\d.]+k?) tokens(?: \((\w+)\))? \| Step (\d+)(?: · chain (\d+))? \| (\w+) \]")
 
@@ -31,14 +31,14 @@ def _statusline(transcript: Path, cwd: Path, tmp_path: Path) -> str:
 
 
 def _status(transcript: Path, repo: Repo) -> dict[str, Any]:
-    res = run_cli("status", "--transcript", str(transcript), "--json", cwd=repo.path)
+    res = cli("status", "--transcript", str(transcript), "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
     data: dict[str, Any] = res.json()["data"]
     return data
 
 
 def _fork(repo: Repo, transcript: Path) -> dict[str, Any]:
-    res = run_cli("fork", "--transcript", str(transcript), "--json", "--min-chars", "500",
+    res = cli("fork", "--transcript", str(transcript), "--json", "--min-chars", "500",
                   cwd=repo.path)
     assert res.returncode == 0, res.stderr + res.stdout
     data: dict[str, Any] = res.json()["data"]
@@ -112,10 +112,10 @@ def test_every_command_reports_the_same_context_tokens(
     st = _status(t, repo)
     assert (st["tokens"]["total"], st["tokens"]["source"]) == (12_345, "recorded")
     assert "12.3k tokens" in _statusline(t, repo.path, tmp_path)
-    rendered = run_cli("render", "--transcript", str(t), "--json", cwd=repo.path)
+    rendered = cli("render", "--transcript", str(t), "--json", cwd=repo.path)
     assert rendered.returncode == 0, rendered.stderr
     assert rendered.json()["data"]["context_tokens"] == {"total": 12_345, "source": "recorded"}
-    assert "rendered prompt" in run_cli("render", "--transcript", str(t), cwd=repo.path).stdout
+    assert "rendered prompt" in cli("render", "--transcript", str(t), cwd=repo.path).stdout
     monkeypatch.setenv("CONTEXTFORK_ALLOWED_ROOTS", str(repo.path))
     from contextfork.harness.mcp_server import get_context_status
 
@@ -127,7 +127,7 @@ def test_every_command_reports_the_same_context_tokens(
     assert after["source"] == "counted"
     fork_status = _status(Path(data["fork"]), repo)["tokens"]
     assert after == {"total": fork_status["total"], "source": fork_status["source"]}
-    assert "history tokens (counted)" in run_cli(
+    assert "history tokens (counted)" in cli(
         "fork", "--transcript", str(t), "--min-chars", "500", cwd=repo.path
     ).stdout
 
