@@ -74,7 +74,9 @@ class Repo:
         return self.git("rev-parse", "HEAD")
 
 
-def make_repo(path: Path, *, files: dict[str, str | bytes] | None = None, commit: bool = True) -> Repo:
+def make_repo(
+    path: Path, *, files: dict[str, str | bytes] | None = None, commit: bool = True
+) -> Repo:
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "user.email", "author@example.com")
@@ -130,7 +132,9 @@ def npm_package(spec: str, wanted: str) -> tuple[Path | None, str]:
 
     from filelock import FileLock
 
-    base = os.environ.get("CONTEXTFORK_NPM_CACHE") or str(Path.home() / ".cache" / "contextfork-npm")
+    base = os.environ.get("CONTEXTFORK_NPM_CACHE") or str(
+        Path.home() / ".cache" / "contextfork-npm"
+    )
     prefix = Path(base) / spec.replace("@", "-")
     target = prefix / wanted
     npm = shutil.which("npm")
@@ -193,3 +197,20 @@ def cli(
         return buf.getvalue().decode("utf-8", errors="replace")
 
     return CliResult(code, text(out), text(err))
+
+
+def clones_of_one_remote(tmp_path: Path) -> tuple[Path, Repo, Repo]:
+    """A bare remote and two clones of it with an author set: two machines sharing through git."""
+    origin = make_repo(
+        tmp_path / "seed", files={"README.md": "# shared\n", "src/app.py": "x = 1\n"}
+    )
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(origin.path), str(remote))
+    clones = []
+    for name in ("a", "b"):
+        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
+        r = Repo(tmp_path / name)
+        r.git("config", "user.email", "author@example.com")
+        r.git("config", "user.name", "Test Author")
+        clones.append(r)
+    return remote, clones[0], clones[1]

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.cold.scenario import build_reference_scenario
+from tests.cold.sharekit import Machines, machines
 
 
 @pytest.fixture
@@ -17,3 +18,9 @@ def store(tmp_path: Path) -> Path:
 def scenario_store(store: Path) -> Path:
     build_reference_scenario(store)
     return store
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> Machines:
+    """Two clones of one bare remote (the shared cold store tests)."""
+    return machines(tmp_path)

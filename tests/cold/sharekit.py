@@ -11,7 +11,7 @@ from contextfork.cold.node import artifact_sha256_of, node_bytes, payload_bytes_
 from contextfork.cold.scenario import build_reference_scenario
 from contextfork.cold.share import REF_PREFIX
 from contextfork.hashing import canonical_sha256, sha256_bytes
-from tests.helpers import Repo, git, make_repo
+from tests.helpers import Repo, clones_of_one_remote
 
 SESSION = "s1"
 QUESTION = "What port are we using for PostgreSQL, and which migration applied the billing table?"
@@ -25,17 +25,7 @@ class Machines:
 
 
 def machines(tmp_path: Path) -> Machines:
-    origin = make_repo(tmp_path / "seed", files={"README.md": "# shared\n", "src/app.py": "x = 1\n"})
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "clone", "-q", "--bare", str(origin.path), str(remote))
-    clones = []
-    for name in ("a", "b"):
-        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
-        r = Repo(tmp_path / name)
-        r.git("config", "user.email", "author@example.com")
-        r.git("config", "user.name", "Test Author")
-        clones.append(r)
-    return Machines(remote, clones[0], clones[1])
+    return Machines(*clones_of_one_remote(tmp_path))
 
 
 def store(repo: Repo, session: str = SESSION) -> Path:
@@ -73,7 +63,9 @@ def remote_tree(repo: Repo, session: str = SESSION) -> list[str]:
 
 def forge(repo: Repo, root_lines: list[str], session: str = SESSION) -> str:
     """Push a commit whose root tree is exactly ``root_lines`` (ls-tree format) as the session."""
-    tree = repo.git("mktree", input=("\n".join(root_lines) + "\n").encode("utf-8", "surrogateescape"))
+    tree = repo.git(
+        "mktree", input=("\n".join(root_lines) + "\n").encode("utf-8", "surrogateescape")
+    )
     commit = repo.git("commit-tree", tree, "-m", "forged")
     repo.git("push", "-q", "origin", f"+{commit}:{REF_PREFIX}{session}")
     return commit
@@ -107,8 +99,11 @@ def state_files(repo: Repo) -> dict[str, bytes]:
     base = repo.path / ".contextfork" / "cold"
     if not base.exists():
         return {}
-    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*"))
-            if p.is_file() and p.name != ".lock" and "index.sqlite3" not in p.name}
+    return {
+        p.relative_to(base).as_posix(): p.read_bytes()
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and p.name != ".lock" and "index.sqlite3" not in p.name
+    }
 
 
 def indexed(repo: Repo, session: str = SESSION) -> dict[int, str]:
@@ -120,6 +115,8 @@ def indexed(repo: Repo, session: str = SESSION) -> dict[int, str]:
         return {}
     conn = sqlite3.connect(db)
     try:
-        return {int(r[0]): str(r[1]) for r in conn.execute("SELECT step_id, artifact_sha256 FROM nodes")}
+        return {
+            int(r[0]): str(r[1]) for r in conn.execute("SELECT step_id, artifact_sha256 FROM nodes")
+        }
     finally:
         conn.close()

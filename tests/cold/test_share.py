@@ -9,8 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from contextfork.cold import share
 from contextfork.cold.share import REF_PREFIX, tracking_ref
 from tests.cold.sharekit import (
@@ -19,18 +17,12 @@ from tests.cold.sharekit import (
     Machines,
     fold_scenario,
     indexed,
-    machines,
     node_file,
     node_of,
     state_files,
     store,
 )
 from tests.helpers import cli, git
-
-
-@pytest.fixture
-def two(tmp_path: Path) -> Machines:
-    return machines(tmp_path)
 
 
 def _ok(*args: str, cwd: Path) -> dict[str, Any]:
@@ -95,7 +87,16 @@ def test_the_tree_is_a_function_of_the_nodes_and_each_push_is_one_commit_on_the_
     out = share.prepare(two.b.path, "origin", SESSION)
     assert out is not None and two.b.git("rev-parse", f"{out.commit}^{{tree}}") == tree_a
     # A new fold batch is one commit whose parent is the previous one.
-    cli("fold", "add", "9", "Tagged release 2.0", "--session", SESSION, input="$ git tag v2.0\n", cwd=two.a.path)
+    cli(
+        "fold",
+        "add",
+        "9",
+        "Tagged release 2.0",
+        "--session",
+        SESSION,
+        input="$ git tag v2.0\n",
+        cwd=two.a.path,
+    )
     second = _ok("fold", "push", cwd=two.a.path)["sessions"][SESSION]
     assert second["new_commit"] is True and second["verified"] == 1
     assert two.a.git("rev-parse", f"{second['commit']}^@") == first["commit"]
@@ -164,9 +165,16 @@ def test_a_pulled_session_is_a_whole_store_refolding_its_transcript_in_b_writes_
     """Pull indexes each node's stable step key too, so B folding the same transcript (its
     PreCompact hook, say) recognises every step instead of storing them again."""
     transcript = transcripts_dir / "claude-code" / "tool_heavy.jsonl"
-    folded = _ok("fold", "session", "--transcript", str(transcript), "--session", "th", cwd=two.a.path)
+    folded = _ok(
+        "fold", "session", "--transcript", str(transcript), "--session", "th", cwd=two.a.path
+    )
     _ok("fold", "push", "--session", "th", cwd=two.a.path)
-    assert _ok("fold", "pull", "--session", "th", cwd=two.b.path)["sessions"]["th"]["indexed"] == folded["steps"]
-    again = _ok("fold", "session", "--transcript", str(transcript), "--session", "th", cwd=two.b.path)
+    assert (
+        _ok("fold", "pull", "--session", "th", cwd=two.b.path)["sessions"]["th"]["indexed"]
+        == folded["steps"]
+    )
+    again = _ok(
+        "fold", "session", "--transcript", str(transcript), "--session", "th", cwd=two.b.path
+    )
     assert again["steps"] == folded["steps"] and again["written"] == 0
     _ok("fold", "validate", "--session", "th", cwd=two.b.path)

@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from contextfork.cold.share import REF_PREFIX
 from contextfork.package.export import ExportOptions, export
 from tests.cold.sharekit import (
@@ -16,17 +14,11 @@ from tests.cold.sharekit import (
     Machines,
     fold_scenario,
     indexed,
-    machines,
     node_file,
     node_of,
     rehash,
 )
 from tests.helpers import cli, git
-
-
-@pytest.fixture
-def two(tmp_path: Path) -> Machines:
-    return machines(tmp_path)
 
 
 def _export(m: Machines, sessions: list[str]) -> str:
@@ -54,13 +46,20 @@ def test_a_package_pushed_with_cold_resumes_in_b_and_pages_in_the_same_bytes(two
     assert brief.returncode == 0, brief.stdout + brief.stderr
     assert f"--session {SESSION}" in brief.stdout and f".contextfork/cold/{SESSION}" in brief.stdout
     # What the brief tells the new session to run pages in exactly what A would.
-    scans = [_json("fold", "scan", QUESTION, "--session", SESSION, cwd=r.path)["data"] for r in (two.a, two.b)]
-    assert scans[0]["context"] == scans[1]["context"] and [s["step_id"] for s in scans[1]["selected"]] == [7, 5, 4]
+    scans = [
+        _json("fold", "scan", QUESTION, "--session", SESSION, cwd=r.path)["data"]
+        for r in (two.a, two.b)
+    ]
+    assert scans[0]["context"] == scans[1]["context"] and [
+        s["step_id"] for s in scans[1]["selected"]
+    ] == [7, 5, 4]
     for step in (7, 5, 4):
         ha, hb = (_json("fold", "hydrate", str(step), "--session", SESSION, cwd=r.path)["data"]
                   for r in (two.a, two.b))  # fmt: skip
         assert hb["verified"] is True and hb["content"] == ha["content"]
-        assert hb["payload_sha256"] == ha["payload_sha256"] == node_of(two.a, step)["payload_sha256"]
+        assert (
+            hb["payload_sha256"] == ha["payload_sha256"] == node_of(two.a, step)["payload_sha256"]
+        )
         assert node_file(two.b, step).read_bytes() == node_file(two.a, step).read_bytes()
 
 
@@ -86,10 +85,14 @@ def test_sessions_referenced_but_absent_are_reported_not_fatal(two: Machines) ->
     fold_scenario(two.a)
     pid = _export(two, [SESSION, "never-folded"])
     pushed = _json("push", "origin", "--with-cold", cwd=two.a.path)
-    assert [p["path"] for p in pushed["problems"] if p["code"] == "cold_session_absent"] == ["never-folded"]
+    assert [p["path"] for p in pushed["problems"] if p["code"] == "cold_session_absent"] == [
+        "never-folded"
+    ]
     pulled = _json("pull", "origin", "--with-cold", cwd=two.b.path)
     assert pulled["data"]["pulled"] == [pid]
-    assert [p["path"] for p in pulled["problems"] if p["code"] == "cold_session_absent"] == ["never-folded"]
+    assert [p["path"] for p in pulled["problems"] if p["code"] == "cold_session_absent"] == [
+        "never-folded"
+    ]
     assert len(indexed(two.b)) == 8
     again = _json("pull", "origin", "--with-cold", cwd=two.b.path)["data"]
     assert again["already_present"] == [pid] and again["cold"]["sessions"][SESSION]["indexed"] == 0

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from contextfork.hashing import canonical_sha256, sha256_bytes
-from tests.helpers import Repo, git, make_repo
+from tests.helpers import Repo, clones_of_one_remote, make_repo
 from tests.package.conftest import exactness_repo
 
 
@@ -39,17 +39,7 @@ class Shared:
 
 @pytest.fixture
 def shared(tmp_path: Path) -> Shared:
-    origin = make_repo(tmp_path / "seed", files={"README.md": "# shared\n", "src/app.py": "x = 1\n"})
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "clone", "-q", "--bare", str(origin.path), str(remote))
-    clones = []
-    for name in ("a", "b"):
-        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
-        r = Repo(tmp_path / name)
-        r.git("config", "user.email", "author@example.com")
-        r.git("config", "user.name", "Test Author")
-        clones.append(r)
-    return Shared(remote, clones[0], clones[1])
+    return Shared(*clones_of_one_remote(tmp_path))
 
 
 @pytest.fixture
