@@ -92,7 +92,12 @@ def _session_id(v: Any) -> str | None:
 def parse_input(event: str, raw: dict[str, Any], *, codex: bool) -> HookInput:
     cwd = Path(_str(raw.get("cwd")) or os.getcwd())
     transcript = _str(raw.get("transcript_path"))
-    harness = "codex" if codex or "turn_id" in raw else "claude-code"
+    # pi's extension names itself; Codex is told by its install or its turn ids.
+    harness = (
+        "codex"
+        if codex or "turn_id" in raw
+        else ("pi" if raw.get("harness") == "pi" else "claude-code")
+    )
     return HookInput(
         event=event,
         harness=harness,
@@ -115,6 +120,7 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
         from datetime import UTC, datetime  # lazy: hot path
 
         from contextfork import atomic  # lazy: hot path
+
         layout.ensure_state_dir(root)
         path = layout.hooks_log(root)
         line = (
@@ -236,7 +242,11 @@ def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
         room -= sum(len(n["block"]) for n in found)
         terms = terms or list(data.get("terms", []))
     if not nodes:
-        return "", {"terms": terms, "hydrated": [], "over_cap": [f"{n['session']}:{n['step_id']}" for n in over]}
+        return "", {
+            "terms": terms,
+            "hydrated": [],
+            "over_cap": [f"{n['session']}:{n['step_id']}" for n in over],
+        }
     blocks, left = fit_blocks(nodes, MAX_CONTEXT_CHARS - len(head) - len(pointer) - 300)
     left += over
     tail = ""
@@ -412,6 +422,7 @@ def main(argv: list[str]) -> int:
         if isinstance(err, KeyboardInterrupt):
             return 0
         import traceback  # lazy: hot path
+
         log(
             root,
             {

@@ -208,6 +208,7 @@ export default function contextfork(pi: any) {
 			p.stdin.end(
 				JSON.stringify({
 					hook_event_name: "PreCompact",
+					harness: "pi",
 					session_id: ctx.sessionManager?.getSessionId?.(),
 					transcript_path: ctx.sessionManager?.getSessionFile?.(),
 					cwd: ctx.cwd,

@@ -199,3 +199,6 @@ def test_pi_threshold_compaction_is_answered_by_an_epoch_commit(
                     if e.get("event") == "pre-compact" and e.get("action") == "fold+export"]
         time.sleep(0.5)
     assert done and done[0]["folded_steps"] >= 2 and done[0]["package_id"], done
+    pkg = rig.repo.path / ".contextfork" / "packages" / done[0]["package_id"]
+    meta = json.loads((pkg / "session_metadata.json").read_text())
+    assert meta["harness"] == "pi", meta.get("harness")  # the package says which harness made it
