@@ -28,8 +28,9 @@ def transcript_seed(
 ) -> dict[str, Any]:
     """The export seed (telemetry, failed commands, goals), plus the transcript reference.
 
-    Seeding enriches the handoff; when it cannot run (telemetry not installed in this build) the
-    package is still exported with the machine-known parts only.
+    Seeding enriches the handoff; when the transcript cannot be read (corrupt, foreign) the
+    package is still exported with the machine-known parts only: a compaction must not lose
+    its checkpoint to a bad line.
     """
     seed: dict[str, Any] = {}
     if transcript is not None and transcript.is_file():
@@ -37,7 +38,7 @@ def transcript_seed(
             from contextfork.package.seeding import seed_from_transcript
 
             seed = dict(seed_from_transcript(transcript, root) or {})
-        except (ImportError, ContextforkError):
+        except ContextforkError:
             seed = {}
         if not seed.get("transcript"):
             digest, size = sha256_file(transcript)
@@ -70,11 +71,16 @@ def fold_and_export(
     if transcript is not None and transcript.is_file() and session_id:
         from contextfork.cold import api as cold_api
 
-        res = cold_api.fold_session(transcript, repo=root, session=session_id)
-        info["folded_steps"] = res.data["steps"]
-        info["written"] = res.data["written"]
-        info["store"] = res.data["store"]
-        refs.append(layout.cold_store_rel(session_id))
+        try:
+            res = cold_api.fold_session(transcript, repo=root, session=session_id)
+        except ContextforkError as err:
+            # The package is the checkpoint the compaction must not lose: export it anyway.
+            info["fold_error"] = f"{type(err).__name__}: {err.one_line()}"
+        else:
+            info["folded_steps"] = res.data["steps"]
+            info["written"] = res.data["written"]
+            info["store"] = res.data["store"]
+            refs.append(layout.cold_store_rel(session_id))
     opts = ExportOptions(
         trigger=trigger,
         session_id=session_id,

@@ -9,6 +9,7 @@ and transcript_path may be null.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -433,3 +434,24 @@ def test_hook_state_is_kept_out_of_git_status(repo: Repo, tmp_path: Path) -> Non
     hook(repo, "user-prompt-submit", claude_prompt(repo, "go on", transcript=t))
     assert (repo.path / ".contextfork" / "harness").is_dir()
     assert repo.git("status", "--porcelain") == ""
+
+
+def test_pre_compact_of_an_unreadable_transcript_still_exports_the_checkpoint(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A transcript that cannot be read must not cost the compaction its package: the machine
+    parts (git state, the transcript's hash) are exported and the failure is logged."""
+    t = tmp_path / "proj" / "broken.jsonl"
+    t.parent.mkdir(parents=True)
+    t.write_bytes(b"\xff\xfe not json at all\n{\"type\": \n")
+    payload = {"session_id": "broken", "transcript_path": str(t), "cwd": str(repo.path),
+               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
+    res = hook(repo, "pre-compact", payload)
+    assert res.returncode == 0, res.stderr
+    pkgs = [p for p in (repo.path / ".contextfork" / "packages").iterdir() if p.is_dir()]
+    assert len(pkgs) == 1
+    meta = json.loads((pkgs[0] / "session_metadata.json").read_text())
+    assert meta["transcript"]["sha256"] == hashlib.sha256(t.read_bytes()).hexdigest()
+    assert run_cli("validate", str(pkgs[0]), "--json", cwd=repo.path).json()["data"]["valid"]
+    logged = [e for e in hook_log(repo) if e.get("action") == "fold+export"]
+    assert logged and "not JSON" in logged[0]["fold_error"], hook_log(repo)
