@@ -7,6 +7,7 @@ the store does not hold (``NotFoundError``) so a decision never points at nothin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,22 +33,19 @@ class FoldIndex:
     entries: tuple[StepEntry, ...]
 
     def by_id(self, step_id: int) -> StepEntry:
-        for e in self.entries:
-            if e.step_id == step_id:
-                return e
-        raise NotFoundError(
-            f"step {step_id} is not in the cold store of session {self.layout.session_id!r}",
-            hint="list the steps with `contextfork context status`",
-        )
+        return self._find(lambda e: e.step_id == step_id, f"step {step_id}")
 
     def by_key(self, key: str) -> StepEntry:
-        for e in self.entries:
-            if e.key == key:
-                return e
-        raise NotFoundError(
-            f"step key {key!r} is not in the cold store of session {self.layout.session_id!r}",
-            hint="list the steps with `contextfork context status`",
-        )
+        return self._find(lambda e: e.key == key, f"step key {key!r}")
+
+    def _find(self, match: Callable[[StepEntry], bool], what: str) -> StepEntry:
+        found = next((e for e in self.entries if match(e)), None)
+        if found is None:
+            raise NotFoundError(
+                f"{what} is not in the cold store of session {self.layout.session_id!r}",
+                hint="list the steps with `contextfork context status`",
+            )
+        return found
 
     def span(self, first: int, last: int) -> list[StepEntry]:
         """Every stored step from ``first`` to ``last`` (both must exist)."""

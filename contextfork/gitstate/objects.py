@@ -18,7 +18,7 @@ from pathlib import Path
 
 from contextfork.errors import GitError
 from contextfork.gitstate.core import _PINNED, git_env, out, run
-from contextfork.gitstate.refs import _ident_env
+from contextfork.gitstate.refs import _ident_env, ref_map
 
 ZERO_SHA = "0" * 40
 
@@ -97,13 +97,7 @@ def delete_ref(root: Path, ref: str) -> None:
 
 def ls_remote(root: Path, remote: str, pattern: str) -> dict[str, str]:
     """The refs ``remote`` has under ``pattern`` (e.g. ``refs/contextfork/cold/*``): name → sha."""
-    data = out(root, "ls-remote", "--refs", remote, pattern)
-    refs: dict[str, str] = {}
-    for line in data.splitlines():
-        sha, _, name = line.partition("\t")
-        if name:
-            refs[name] = sha
-    return refs
+    return ref_map(out(root, "ls-remote", "--refs", remote, pattern))
 
 
 @dataclass(frozen=True)

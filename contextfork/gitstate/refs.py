@@ -81,10 +81,14 @@ def update_ref(root: Path, ref: str, sha: str) -> None:
 
 
 def refs_under(root: Path, prefix: str) -> dict[str, str]:
-    data = out(root, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+    return ref_map(out(root, "for-each-ref", "--format=%(objectname)\t%(refname)", prefix))
+
+
+def ref_map(data: str) -> dict[str, str]:
+    """``sha<TAB>name`` lines (for-each-ref, ls-remote) as name → sha."""
     refs: dict[str, str] = {}
     for line in data.splitlines():
-        name, _, sha = line.partition(" ")
+        sha, _, name = line.partition("\t")
         if name:
             refs[name] = sha
     return refs
