@@ -29,7 +29,15 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The console script (``argv`` None: a warm command server runs it when one answers, see
+    contextfork.server) and the in-process entry point (``argv`` given: always runs here)."""
     args = sys.argv[1:] if argv is None else argv
+    if argv is None:
+        from contextfork.server.client import serve
+
+        served = serve(args)
+        if served is not None:
+            return served
     try:
         code = _dispatch(args)
         sys.stdout.flush()  # a closed pipe shows up here when the output fit in the buffer

@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import TRANSCRIPTS, Repo, make_repo
+
+
+# Commands run as subprocesses are run cold unless CONTEXTFORK_TEST_SERVER=on: then the whole
+# suite goes through one warm command server (its own socket directory), as a user's would.
+if os.environ.get("CONTEXTFORK_TEST_SERVER") == "on":
+    os.environ.setdefault("CONTEXTFORK_SERVER_DIR", tempfile.mkdtemp(prefix="cf-test-server-"))
+    os.environ["CONTEXTFORK_SERVER"] = "auto"
+else:
+    os.environ["CONTEXTFORK_SERVER"] = "off"
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ modes it leaves: otherwise every parent keeps its HEAD mode, which ``ls-tree`` a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -54,11 +55,15 @@ def check_patches(
     meta: dict[str, Any] | None,
     um: dict[str, Any] | None,
     problems: list[Problem],
+    meanwhile: Callable[[], None] | None = None,
 ) -> None:
     """Append the patch problems of package ``pkg`` to ``problems`` (read: earlier unsafe-path
-    reports are not repeated)."""
+    reports are not repeated). ``meanwhile`` is called once, while git works on the questions
+    (its CPU then overlaps with git's instead of following it)."""
     main_file, index_file = _patch_file(pkg, MAIN), _patch_file(pkg, INDEX)
     if main_file is None and index_file is None:
+        if meanwhile is not None:
+            meanwhile()
         return
     where = root or pkg
     data = {f.name: f.read_bytes() for f in (main_file, index_file) if f is not None}
@@ -69,6 +74,8 @@ def check_patches(
     gdir = gitstate.git_dir(root) if root is not None and files else None
     speculative = head if head is not None and checks.is_full_sha(head) else None
     with _maybe_index(root, gdir, speculative, meta) as idx:
+        if meanwhile is not None:
+            meanwhile()
         result = {name: pending.result() for name, pending in infos.items()}
         head_ok = checks.commit_exists_finish(exists_proc) if exists_proc is not None else None
         applies: dict[str, str | None] = {}

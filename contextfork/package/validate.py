@@ -272,8 +272,15 @@ def validate_package(pkg: Path, root: Path | None, *, strict: bool = False) -> V
         )
     if um is not None:
         _check_untracked(um, manifest, problems)
-        problems += secrets_mod.problems(secrets_mod.scan_package(pkg))
-    check_patches(root, pkg, meta, um, problems)
+    secret_problems: list[Problem] = []
+
+    def scan_secrets() -> None:  # runs while git checks the patches (the two longest checks)
+        if um is not None:
+            secret_problems.extend(secrets_mod.problems(secrets_mod.scan_package(pkg)))
+
+    patch_problems: list[Problem] = []
+    check_patches(root, pkg, meta, um, patch_problems, meanwhile=scan_secrets)
+    problems += secret_problems + patch_problems
     raw_handoff = docs.get("handoff.json") or _load_json(pkg, "handoff.json", [])
     if raw_handoff is not None:
         sev: Severity = "error" if strict else "warning"

@@ -1,0 +1,275 @@
+"""The console script's first step: hand the command to a warm server, or say it cannot.
+
+Stdlib only and cheap (this runs before every command). ``serve`` returns the command's exit
+status when a server ran it, or None when the caller must run it in this process. None is only
+ever returned before the server has started the command: a command never runs twice.
+"""
+
+from __future__ import annotations
+
+import _signal as signal  # the C module: `signal` and `socket` import enum (~4 ms each)
+import _socket as socket
+import marshal
+import os
+import struct
+import sys
+import time
+import zlib
+
+ENV_MODE = "CONTEXTFORK_SERVER"  # off | auto (default)
+ENV_DIR = "CONTEXTFORK_SERVER_DIR"
+ENV_IDLE = "CONTEXTFORK_SERVER_IDLE"  # seconds without a command before the server exits
+OFF = ("off", "0", "no", "false")
+#: Long-lived commands gain nothing from a warm start and own their stdio for minutes: never served.
+NOT_SERVED = frozenset({"mcp", "pi-worker", "server", "--version", "-V"})
+_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+_HEADER = struct.Struct("!I")
+MAX_MESSAGE = 16 << 20
+_SPAWN_BACKOFF = 10.0  # seconds between two attempts to start a server that does not come up
+
+
+def enabled(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    return env.get(ENV_MODE, "auto").strip().lower() not in OFF and _supported()
+
+
+def _supported() -> bool:
+    return hasattr(os, "fork") and hasattr(socket, "AF_UNIX") and hasattr(socket, "SCM_RIGHTS")
+
+
+def runtime_dir(env: dict[str, str] | os._Environ[str] = os.environ) -> str:
+    explicit = env.get(ENV_DIR)
+    if explicit:
+        return explicit
+    base = env.get("XDG_RUNTIME_DIR") or env.get("TMPDIR") or "/tmp"  # noqa: S108 - checked below
+    return os.path.join(base, f"contextfork-{os.getuid()}")
+
+
+def unsafe_dir_reason(path: str) -> str | None:
+    """Why ``path`` must not hold our socket (None when it may): it has to be a real directory
+    of ours that nobody else can write to, or another user could answer in our place."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"cannot stat {path}: {exc.strerror}"
+    if not os.path.isdir(path) or os.path.islink(path):
+        return f"{path} is not a directory"
+    if st.st_uid != os.getuid():
+        return f"{path} belongs to uid {st.st_uid}"
+    if st.st_mode & 0o077:
+        return f"{path} is open to other users (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def ensure_dir(path: str) -> str | None:
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create {path}: {exc.strerror}"
+    return unsafe_dir_reason(path)
+
+
+def package_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build_key(pkg: str | None = None) -> str:
+    """Names the code a server runs: the interpreter, this package's files (path, size, mtime)
+    and the site directory it was installed into. An edit, an upgrade or another venv gives
+    another key, so a server never runs stale code; it is a cache key, not a security check."""
+    pkg = pkg or package_dir()
+    parts = [sys.executable, sys.version, pkg]
+    stack = [pkg, os.path.join(os.path.dirname(pkg), "templates")]
+    while stack:
+        top = stack.pop()
+        try:
+            entries = sorted(os.scandir(top), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if e.name == "__pycache__" or e.name.startswith("."):
+                continue
+            if e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+            elif e.name.endswith((".py", ".j2", ".json", ".ts", ".md", ".toml")):
+                st = e.stat(follow_symlinks=False)
+                parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
+    site = os.path.dirname(pkg)
+    try:
+        parts.append(str(os.stat(site).st_mtime_ns))  # a package installed or removed beside us
+    except OSError:
+        pass
+    blob = "\n".join(parts).encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(parts):04x}"
+
+
+def socket_path(key: str, env: dict[str, str] | os._Environ[str] = os.environ) -> str:
+    return os.path.join(runtime_dir(env), f"s-{key}")
+
+
+def send_message(sock: socket.socket, obj: object, fds: list[int] | None = None) -> None:
+    """One frame: a 4-byte length and a marshal body (both ends are this package, same user:
+    the socket's directory and the peer's uid are checked before anything is read)."""
+    frame = _HEADER.pack(len(body := marshal.dumps(obj))) + body
+    if fds:
+        rights = struct.pack(f"{len(fds)}i", *fds)
+        sent = sock.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
+        frame = frame[sent:]
+    if frame:
+        sock.sendall(frame)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("connection closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def recv_message(sock: socket.socket) -> dict[str, object]:
+    (size,) = _HEADER.unpack(recv_exact(sock, _HEADER.size))
+    return decode(recv_exact(sock, size), size)
+
+
+def decode(body: bytes, size: int) -> dict[str, object]:
+    if size > MAX_MESSAGE:
+        raise ValueError(f"message of {size} bytes")
+    obj = marshal.loads(body)
+    if not isinstance(obj, dict):
+        raise ValueError("message is not an object")
+    return obj
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    so_peercred: int | None = getattr(socket, "SO_PEERCRED", None)
+    if so_peercred is None:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+def _connect(path: str) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
+        sock.close()
+        return None
+    return sock
+
+
+def _request(args: list[str], key: str) -> dict[str, object]:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return {
+        "argv": args,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "umask": mask,
+        "key": key,
+        "argv0": sys.argv[0] if sys.argv else "contextfork",
+    }
+
+
+def spawn(path: str, key: str) -> bool:
+    """Start a server for ``key`` in the background, detached from this process's session and
+    stdio (a harness waiting for a hook's output must not wait for the server too). At most one
+    attempt per ``_SPAWN_BACKOFF`` seconds, so a server that cannot start costs nothing more."""
+    marker = path + ".starting"
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        try:
+            if time.time() - os.stat(marker).st_mtime < _SPAWN_BACKOFF:
+                return False
+            os.unlink(marker)
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    os.close(fd)
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "contextfork.server.daemon", path, key],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True, cwd="/", env=env,
+        )  # fmt: skip
+    except OSError:
+        return False
+    return True
+
+
+def serve(args: list[str]) -> int | None:
+    """Run ``args`` in a warm server; None: run it here (no server, or it refused before
+    starting the command). A server is started for the next command when none answers."""
+    if not args or args[0] in NOT_SERVED or not enabled():
+        return None
+    directory = runtime_dir()
+    if ensure_dir(directory) is not None:
+        return None  # `contextfork server status` says why
+    try:
+        key = build_key()
+        path = socket_path(key)
+        request = _request(args, key)
+    except (OSError, ValueError):
+        return None
+    sock = _connect(path)
+    if sock is None:
+        spawn(path, key)
+        return None
+    try:
+        return _run_remote(sock, request)
+    finally:
+        sock.close()
+
+
+def _run_remote(sock: socket.socket, request: dict[str, object]) -> int | None:
+    try:
+        send_message(sock, request, [0, 1, 2])
+        first = recv_message(sock)
+    except (OSError, EOFError, ValueError):
+        return None  # nothing started yet
+    pid = first.get("pid")
+    if not isinstance(pid, int):
+        return None  # refused (a stale key, a failed set-up): the command did not start
+    previous = {s: signal.signal(s, lambda n, _f: _forward(pid, n)) for s in _FORWARDED}
+    try:
+        while True:
+            try:
+                done = recv_message(sock)
+            except (OSError, EOFError, ValueError):
+                print("contextfork: the command server went away before the command ended "
+                      "(run it again with CONTEXTFORK_SERVER=off)", file=sys.stderr)  # fmt: skip
+                return 1
+            if "exit" in done or "signal" in done:
+                break
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    sig = done.get("signal")
+    if isinstance(sig, int) and sig > 0:
+        sys.stdout.flush()
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)  # end the way the command ended (a test's kill -9, a ^C)
+        time.sleep(1)
+        return 128 + sig
+    code = done.get("exit")
+    return code if isinstance(code, int) else 1
+
+
+def _forward(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except OSError:
+        pass

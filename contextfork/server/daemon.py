@@ -1,0 +1,374 @@
+"""The command server: import once, then ``fork()`` a child per command.
+
+The parent is single-threaded (forking a threaded process copies locks held by other threads)
+and does four things: accept, fork, reap children, and send each client the way its command
+ended, as ``waitpid`` saw it (an exit status or the signal that killed it). Everything the
+command needs from the client is applied in the child before the command runs: descriptors
+0-2, working directory, environment, umask, locale-dependent stdio. The server exits after
+``CONTEXTFORK_SERVER_IDLE`` seconds without a command (600 by default), when its socket is
+removed or replaced, on SIGTERM, or when a request names other code than it runs.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import errno
+import gc
+import importlib
+import io
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+from typing import Any
+
+from contextfork.server import client
+
+#: What a command spends its start-up importing; a module that fails to import is skipped (its
+#: command then imports it itself, exactly as without a server).
+PRELOAD = (
+    "contextfork.cli.app",
+    "contextfork.cli.common",
+    "contextfork.cli.package_cmds",
+    "contextfork.cli.fold_cmds",
+    "contextfork.cli.lifecycle_cmds",
+    "contextfork.cli.status_cmds",
+    "contextfork.cli.render_cmds",
+    "contextfork.output",
+    "contextfork.package.api",
+    "contextfork.package.export",
+    "contextfork.package.validate",
+    "contextfork.package.handoff",
+    "contextfork.package.models",
+    "contextfork.redact",
+    "contextfork.resume",
+    "contextfork.cold.api",
+    "contextfork.harness.hookrunner",
+    "contextfork.telemetry.statusline",
+    "jinja2",
+    "pydantic",
+)
+DEFAULT_IDLE = 600.0
+TICK = 1.0
+
+
+def preload() -> None:
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S112 - the command imports it itself and reports
+            continue
+    try:
+        from contextfork.cli import app
+
+        app.warm()
+    except Exception:  # noqa: BLE001, S110 - each command builds its own instead
+        pass
+    try:
+        from contextfork import tokens
+
+        tokens.count_tokens("warm")  # the tokenizer's tables: the largest single load a fold pays
+    except Exception:  # noqa: BLE001, S110 - loaded on demand instead
+        pass
+
+
+class Server:
+    def __init__(self, path: str, key: str, idle: float) -> None:
+        self.path, self.key, self.idle = path, key, idle
+        self.children: dict[int, socket.socket] = {}
+        self.last_activity = time.monotonic()
+        self.served = 0
+        self.started = time.time()
+        self.stopping = False
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.inode: int | None = None
+
+    def bind(self) -> None:
+        """Bind beside the final name and rename over it: a client never sees a socket that is
+        not listening yet, and two servers starting at once leave one (the other sees its name
+        replaced and exits)."""
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        self.sock.bind(tmp)
+        os.chmod(tmp, 0o600)
+        self.sock.listen(64)
+        os.replace(tmp, self.path)
+        self.inode = os.stat(self.path).st_ino
+        with contextlib.suppress(OSError):
+            os.unlink(self.path + ".starting")
+
+    def still_ours(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def loop(self) -> None:
+        rfd, wfd = os.pipe()
+        os.set_blocking(wfd, False)
+        signal.set_wakeup_fd(wfd)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        sel = selectors.DefaultSelector()
+        sel.register(self.sock, selectors.EVENT_READ, "accept")
+        sel.register(rfd, selectors.EVENT_READ, "signal")
+        try:
+            while not self.stopping:
+                for key, _ in sel.select(TICK):
+                    if key.data == "accept":
+                        self._accept()
+                    else:
+                        with contextlib.suppress(BlockingIOError):
+                            os.read(rfd, 512)
+                self._reap()
+                if not self.children and (
+                    not self.still_ours() or time.monotonic() - self.last_activity > self.idle
+                ):
+                    break
+        finally:
+            sel.close()
+            self.close()
+
+    def _stop(self, *_: Any) -> None:
+        self.stopping = True
+
+    def close(self) -> None:
+        self.sock.close()
+        if self.still_ours():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        for pid in list(self.children):  # stopped while commands ran: they finish on their own
+            self.children.pop(pid).close()
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        self.last_activity = time.monotonic()
+        if client.peer_uid(conn) not in (None, os.getuid()):
+            conn.close()
+            return
+        if self._status_request(conn):
+            return
+        pid = os.fork()
+        if pid == 0:  # the child never returns from here
+            self.sock.close()
+            code = 1
+            try:
+                code = run_child(conn, self.key)
+            finally:
+                os._exit(code)
+        self.served += 1
+        self.children[pid] = conn
+
+    def _status_request(self, conn: socket.socket) -> bool:
+        """`contextfork server status|stop` talk to the parent itself: a one-byte tag tells
+        them from a command, whose request always starts with a length header (never 0xff)."""
+        try:
+            conn.settimeout(1)
+            tag = conn.recv(1, socket.MSG_PEEK)
+            if tag != b"\xff":
+                conn.settimeout(None)
+                return False
+            conn.recv(1)
+            verb = client.recv_message(conn).get("verb")
+            info = {"pid": os.getpid(), "key": self.key, "served": self.served,
+                    "running": len(self.children), "since": self.started, "idle": self.idle,
+                    "socket": self.path}  # fmt: skip
+            client.send_message(conn, info)
+            if verb == "stop":
+                self.stopping = True
+        except (OSError, EOFError, ValueError):
+            pass
+        conn.close()
+        return True
+
+    def _reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            conn = self.children.pop(pid, None)
+            if conn is None:
+                continue
+            self.last_activity = time.monotonic()
+            if os.WIFSIGNALED(status):
+                outcome = {"signal": os.WTERMSIG(status)}
+            else:
+                outcome = {"exit": os.waitstatus_to_exitcode(status)}
+            with contextlib.suppress(OSError):
+                client.send_message(conn, outcome)
+            conn.close()
+
+
+def run_child(conn: socket.socket, key: str) -> int:
+    """Become the client's command and run it; the return value is the exit status."""
+    for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, signal.SIG_DFL if s != signal.SIGINT else signal.default_int_handler)
+    signal.set_wakeup_fd(-1)
+    atexit._clear()  # the server's handlers are not the command's
+    try:
+        frame, fds, _flags, _addr = socket.recv_fds(conn, client.MAX_MESSAGE + 4, 3)
+        request = _parse_request(frame, conn)
+        if len(fds) != 3:
+            raise ValueError("expected three descriptors")
+    except (OSError, EOFError, ValueError) as exc:
+        with contextlib.suppress(OSError):
+            client.send_message(conn, {"refused": str(exc)})
+        return 1
+    if request.get("key") != key:
+        for fd in fds:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            client.send_message(conn, {"refused": "stale"})
+        return 1
+    try:
+        _become(request, fds)
+    except (OSError, ValueError, TypeError) as exc:
+        with contextlib.suppress(OSError):
+            client.send_message(conn, {"refused": f"set-up failed: {exc}"})
+        return 1
+    client.send_message(conn, {"pid": os.getpid()})
+    threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
+    argv = [str(a) for a in request["argv"]]
+    from contextfork import entry
+
+    code = 1
+    try:
+        if os.environ.get("CF_PROF"):
+            import cProfile
+            prof = cProfile.Profile()
+            code = prof.runcall(entry.main, argv)
+            prof.dump_stats(os.environ["CF_PROF"])
+        else:
+            code = entry.main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        if os.environ.get("CF_FLT"):
+            import resource
+            r = resource.getrusage(resource.RUSAGE_SELF)
+            print(f"minflt {r.ru_minflt} majflt {r.ru_majflt} utime {r.ru_utime*1000:.0f} stime {r.ru_stime*1000:.0f}", file=sys.stderr)
+        with contextlib.suppress(Exception):
+            atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+    return code
+
+
+def _parse_request(frame: bytes, conn: socket.socket) -> dict[str, Any]:
+    if len(frame) < 4:
+        raise ValueError("short request")
+    size = int.from_bytes(frame[:4], "big")
+    body = frame[4:]
+    if size > client.MAX_MESSAGE:
+        raise ValueError("request too large")
+    if len(body) < size:
+        body += client.recv_exact(conn, size - len(body))
+    request = client.decode(body[:size], size)
+    if not isinstance(request.get("argv"), list):
+        raise ValueError("malformed request")
+    return request
+
+
+def _become(request: dict[str, Any], fds: list[int]) -> None:
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    env = request["env"]
+    if not isinstance(env, dict):
+        raise TypeError("env is not an object")
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in env.items()})
+    os.umask(int(request["umask"]))
+    _reopen_stdio()
+    sys.argv = [str(request.get("argv0") or "contextfork"), *map(str, request["argv"])]
+
+
+def _stdio_encoding() -> tuple[str, str]:
+    """What the interpreter would pick for the client's environment (PEP 538/540 included)."""
+    forced = os.environ.get("PYTHONIOENCODING")
+    if forced:
+        enc, _, errors = forced.partition(":")
+        return enc or "utf-8", errors or "strict"
+    if os.environ.get("PYTHONUTF8") == "1":
+        return "utf-8", "strict"
+    import locale
+
+    try:
+        locale.setlocale(locale.LC_CTYPE, "")
+    except locale.Error:
+        return "utf-8", "surrogateescape"
+    name = locale.getlocale(locale.LC_CTYPE)[0]
+    if name in (None, "C", "POSIX"):
+        return "utf-8", "surrogateescape"
+    return locale.getpreferredencoding(False), "strict"
+
+
+def _reopen_stdio() -> None:
+    enc, errors = _stdio_encoding()
+    tty = os.isatty(1)
+    sys.stdin = io.TextIOWrapper(io.open(0, "rb", closefd=False), encoding=enc, errors=errors)
+    sys.stdout = io.TextIOWrapper(
+        io.open(1, "wb", closefd=False), encoding=enc, errors=errors, line_buffering=tty
+    )
+    sys.stderr = io.TextIOWrapper(
+        io.open(2, "wb", closefd=False), encoding=enc, errors="backslashreplace",
+        line_buffering=True,
+    )  # fmt: skip
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+
+
+def _watch_client(conn: socket.socket) -> None:
+    """A client that is gone (killed, its terminal closed) takes its command with it, as it
+    would have had the command run in its own process."""
+    try:
+        while conn.recv(64):
+            pass
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m contextfork.server.daemon SOCKET KEY", file=sys.stderr)
+        return 2
+    path, key = argv
+    directory = os.path.dirname(path)
+    if client.ensure_dir(directory) is not None:
+        return 1
+    if key != client.build_key():
+        return 1  # the code changed between the client's look and our start
+    try:
+        idle = float(os.environ.get(client.ENV_IDLE, DEFAULT_IDLE))
+    except ValueError:
+        idle = DEFAULT_IDLE
+    preload()
+    gc.collect()
+    gc.freeze()  # a child's collections never walk (and so copy) the server's objects
+    server = Server(path, key, idle)
+    try:
+        server.bind()
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.ENAMETOOLONG):
+            raise
+        return 1
+    server.loop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
