@@ -22,6 +22,7 @@ ENV_IDLE = "CONTEXTFORK_SERVER_IDLE"  # seconds without a command before the ser
 OFF = ("off", "0", "no", "false")
 #: Long-lived commands gain nothing from a warm start and own their stdio for minutes: never served.
 NOT_SERVED = frozenset({"mcp", "pi-worker", "server", "--version", "-V"})
+_SHELL_FLAGS = ("--install-completion", "--show-completion")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _HEADER = struct.Struct("!I")
 MAX_MESSAGE = 16 << 20
@@ -210,10 +211,17 @@ def spawn(path: str, key: str) -> bool:
     return True
 
 
+def _served(args: list[str]) -> bool:
+    if not args or args[0] in NOT_SERVED:
+        return False
+    # Shell detection walks this process's parents, which a served command does not have.
+    return not any(a.startswith(_SHELL_FLAGS) for a in args)
+
+
 def serve(args: list[str]) -> int | None:
     """Run ``args`` in a warm server; None: run it here (no server, or it refused before
     starting the command). A server is started for the next command when none answers."""
-    if not args or args[0] in NOT_SERVED or not enabled():
+    if not _served(args) or not enabled():
         return None
     directory = runtime_dir()
     if ensure_dir(directory) is not None:
@@ -260,7 +268,10 @@ def _run_remote(sock: socket.socket, request: dict[str, object]) -> int | None:
     sig = done.get("signal")
     if isinstance(sig, int) and sig > 0:
         sys.stdout.flush()
-        signal.signal(sig, signal.SIG_DFL)
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL and SIGSTOP have no handler to reset
         os.kill(os.getpid(), sig)  # end the way the command ended (a test's kill -9, a ^C)
         time.sleep(1)
         return 128 + sig
