@@ -207,15 +207,23 @@ def owner_pid(name: str, prefix: str) -> int | None:
     return int(head) if head.isdigit() else None
 
 
-def is_stale(path: Path, pid: int | None, max_age: float = STALE_AFTER_SECONDS) -> bool:
-    """Dead owner, or older than ``max_age`` seconds (also the rule for names without a pid)."""
+def is_stale(
+    path: Path, pid: int | None, max_age: float = STALE_AFTER_SECONDS, *, by_ctime: bool = False
+) -> bool:
+    """Dead owner, or older than ``max_age`` seconds (also the rule for names without a pid).
+
+    ``by_ctime``: age from the inode change time too, for files whose mtime is copied from
+    another file (a temporary index keeps the real index's mtime for git's racy-entry check, so
+    a live export's copy of an index last written an hour ago looked an hour old, and a
+    concurrent sweep removed it while git was about to read it)."""
     if pid is not None and not pid_alive(pid):
         return True
     try:
-        age = time.time() - path.lstat().st_mtime
+        st = path.lstat()
     except OSError:
         return False
-    return age > max_age
+    changed = max(st.st_mtime, st.st_ctime) if by_ctime else st.st_mtime
+    return time.time() - changed > max_age
 
 
 def sweep_stale(parent: Path, prefixes: tuple[str, ...] = (".staging-",)) -> list[str]:

@@ -85,7 +85,7 @@ def sweep_stale_temps(gdir: Path) -> list[str]:
         if prefix is None:
             continue
         path = gdir / name
-        if is_stale(path, owner_pid(name, prefix)):
+        if is_stale(path, owner_pid(name, prefix), by_ctime=True):
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)
             else:

@@ -64,3 +64,18 @@ def test_cleanup_spares_a_live_fresh_export_and_removes_old_or_orphaned_ones(rep
     assert live.is_dir() and live_idx.is_file()
     assert not dead.exists() and not old.exists() and not legacy_old.exists()
     assert not dead_idx.exists()
+
+
+def test_a_live_exports_temp_index_copied_from_an_old_index_is_not_swept(repo: Repo) -> None:
+    # The temporary index keeps the real index's mtime (git's racy-entry check); an index last
+    # written hours ago made a live export's copy look hours old, and the sweep that runs while
+    # git reads it removed it (add -A then hashed every file: 5x slower on the bench repo).
+    from contextfork import gitstate
+
+    gdir = repo.path / ".git"
+    live_idx = gdir / f"contextfork-index-{os.getpid()}-copy"
+    live_idx.write_bytes((gdir / "index").read_bytes())
+    hours_ago = time.time() - 3 * 3600
+    os.utime(live_idx, (hours_ago, hours_ago))
+    assert gitstate.sweep_stale_temps(gdir) == []
+    assert live_idx.is_file()
