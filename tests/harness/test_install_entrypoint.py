@@ -32,7 +32,8 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="runs the commands throu
 
 def _bare_env(home: Path) -> dict[str, str]:
     """What a harness started from a shell without the venv passes to its hooks."""
-    return {"PATH": BARE_PATH, "HOME": str(home), "LANG": "C.UTF-8"}
+    server = {k: v for k, v in os.environ.items() if k.startswith("CONTEXTFORK_SERVER")}
+    return {"PATH": BARE_PATH, "HOME": str(home), "LANG": "C.UTF-8", **server}
 
 
 def _sh(command: str, cwd: Path, home: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
