@@ -187,20 +187,22 @@ def _fsync_path(path: str) -> None:
 
 
 class BackgroundWriter:
-    """Files written into a staging directory by worker threads, each fsynced once written.
+    """Files written into a staging directory, each fsynced once written by worker threads.
 
     Creating and flushing a hundred snapshot files is mostly waiting on the kernel and the
-    device (it releases the GIL), so the caller goes on with its own work meanwhile. ``wait``
-    re-raises the first failure and returns the paths written, which ``publish_dir`` then does
-    not fsync a second time. Always ``close`` it (``with``) before the staging directory goes.
+    device (it releases the GIL), so the caller goes on with its own work meanwhile. Where
+    ``publish_dir`` will flush the whole filesystem with one syncfs instead, the files are
+    written in the caller's thread (no fsync left to overlap). ``wait`` re-raises the first
+    failure and returns the paths fsynced, which ``publish_dir`` then does not fsync a second
+    time. Always ``close`` it (``with``) before the staging directory goes.
     """
 
     def __init__(self, directory: Path, workers: int = 4) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
         self.directory = directory
-        self._pool = ThreadPoolExecutor(max_workers=workers)
+        self._workers = workers
+        self._pool: Any = None
         self._jobs: list[Any] = []
+        self._failure: OSError | None = None
         # One syncfs at publish time will flush everything: no fsync per file then.
         self.fsync_each = not whole_fs_sync_cheap()
 
@@ -213,13 +215,27 @@ class BackgroundWriter:
         return path
 
     def write(self, rel: str, data: bytes) -> None:
+        if not self.fsync_each:  # a page-cache write: cheaper here than a thread hand-off
+            if self._failure is None:
+                try:
+                    write_into(self.directory, rel, data)
+                except OSError as exc:
+                    self._failure = exc  # raised by wait(), like a worker's failure
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=self._workers)
         self._jobs.append(self._pool.submit(self._write, rel, data))
 
     def wait(self) -> frozenset[str]:
+        if self._failure is not None:
+            raise self._failure
         return frozenset(p for job in self._jobs if (p := job.result()) is not None)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
     def __enter__(self) -> BackgroundWriter:
         return self
