@@ -31,6 +31,8 @@ class Status:
     entries: list[Entry] = field(default_factory=list)
     untracked: list[str] = field(default_factory=list)
     undecodable: list[str] = field(default_factory=list)
+    #: Raw names ``add -A`` would stage: work-tree side changed (or unmerged), and untracked.
+    worktree_paths: list[bytes] = field(default_factory=list)
 
 
 def _dec(raw: bytes, bad: list[str]) -> str:
@@ -78,6 +80,8 @@ def parse_status(data: bytes) -> Status:
                 st.ahead, st.behind = int(a[1:]), int(b[1:])
         elif tag == b"1":
             f = item.split(b" ", 8)
+            if f[1][1:2] != b".":
+                st.worktree_paths.append(f[8])
             st.entries.append(
                 Entry(
                     path=_dec(f[8], st.undecodable), xy=f[1].decode(), kind="1", sub=f[2].decode(),
@@ -88,6 +92,8 @@ def parse_status(data: bytes) -> Status:
             f = item.split(b" ", 9)
             orig = items[i]
             i += 1
+            if f[1][1:2] != b".":
+                st.worktree_paths.append(f[9])
             st.entries.append(
                 Entry(
                     path=_dec(f[9], st.undecodable), xy=f[1].decode(), kind="2", sub=f[2].decode(),
@@ -97,6 +103,7 @@ def parse_status(data: bytes) -> Status:
             )  # fmt: skip
         elif tag == b"u":
             f = item.split(b" ", 10)
+            st.worktree_paths.append(f[10])
             st.entries.append(
                 Entry(
                     path=_dec(f[10], st.undecodable), xy=f[1].decode(), kind="u", sub=f[2].decode()
@@ -104,6 +111,7 @@ def parse_status(data: bytes) -> Status:
             )
         elif tag == b"?":
             st.untracked.append(_dec(item[2:], st.undecodable))
+            st.worktree_paths.append(item[2:])
     return st
 
 

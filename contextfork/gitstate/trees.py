@@ -48,20 +48,40 @@ def _tmp_index(root: Path, gdir: Path) -> str:
     return path
 
 
-def start_worktree_tree(root: Path, gdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_worktree_tree(
+    root: Path, gdir: Path, paths: list[bytes] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     """Begin computing the tree SHA of the whole working tree (tracked + untracked, not ignored).
 
     A temporary index (a copy of the real one, so stat data is reused) gets ``add -A`` and
-    ``write-tree``; the user's index is never touched.
+    ``write-tree``; the user's index is never touched. ``paths``: the raw names whose work-tree
+    side differs from the index plus the untracked ones, as status just listed them
+    (``Status.worktree_paths``). ``add -A`` then stages only those, literally, with the same
+    result as over the whole tree but without walking it and stat-ing every tracked file again
+    (a third of export's git CPU). None: the whole tree.
     """
     idx = _tmp_index(root, gdir)
-    script = "git add -A -- . && git write-tree"
     env = git_env({"GIT_INDEX_FILE": idx})
     cfg = " ".join(f"{a}" for a in _PINNED)
+    if paths is None:
+        script = "git add -A -- . && git write-tree"
+    elif paths:
+        script = "git add -A --pathspec-from-file=- --pathspec-file-nul && git write-tree"
+        env["GIT_LITERAL_PATHSPECS"] = "1"
+    else:
+        script = "git write-tree"
     proc = subprocess.Popen(
         ["sh", "-c", script.replace("git ", f"git {cfg} ")],
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE if paths else subprocess.DEVNULL,
     )  # fmt: skip
+    if paths and proc.stdin is not None:
+        # git reads the whole list before it starts, so this never waits on a full pipe for long
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(b"\0".join(paths) + b"\0")
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        proc.stdin = None
     return proc, idx
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contextfork import __version__, atomic, gitstate
 from contextfork.envelope import Problem
+from contextfork.errors import GitError
 from contextfork.gitstate import pipes
 from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.layout import exclude_state_dir, packages_dir
@@ -202,7 +204,8 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
     d_diff = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD")))
     d_staged = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD", cached=True)))
-    p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir)
+    p_tree: subprocess.Popen[bytes] | None = None
+    tmp_index: str | None = None
     try:
         # While git works on the other core: the imports and the template the package needs
         # later (jinja2 and the secret rules cost more CPU than anything else export does).
@@ -212,6 +215,8 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(d_status.finish("status"))
+        # The tree: add -A of just what status found changed, while the diffs still run.
+        p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir, st.worktree_paths)
         with atomic.staging_dir(base) as staging, atomic.BackgroundWriter(staging) as writer:
             package_id = new_package_id()
             um = _capture_untracked(root, st.untracked, set(st.undecodable), writer, opts)
@@ -224,18 +229,22 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
             else:
                 patch = d_diff.finish("diff")
                 staged = d_staged.finish("diff --cached")
-            tree_sha = gitstate.finish_worktree_tree(p_tree, tmp_index)
+            try:
+                tree_sha = gitstate.finish_worktree_tree(p_tree, tmp_index)
+            except GitError:  # a name gone since status (edited meanwhile), or an old git
+                tree_sha = gitstate.worktree_tree_sha(root)
             op = gitstate.operation_in_progress(loc.git_dir)
             return _write_package(root, writer, package_id, st, um, (patch, staged), tree_sha,
                                   opts, op)  # fmt: skip
     finally:
-        if p_tree.poll() is None:
+        if p_tree is not None and p_tree.poll() is None:
             p_tree.kill()
             p_tree.wait()
         d_status.discard()
         d_diff.discard()
         d_staged.discard()
-        gitstate.remove_index(tmp_index)
+        if tmp_index is not None:
+            gitstate.remove_index(tmp_index)
 
 
 def _write_package(
