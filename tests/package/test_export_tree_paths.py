@@ -23,8 +23,11 @@ def _exported_tree(repo: Repo) -> str:
 
 
 def _assert_same_tree(repo: Repo) -> str:
-    recorded = _exported_tree(repo)
-    assert recorded == gitstate.worktree_tree_sha(repo.path)
+    expected = gitstate.worktree_tree_sha(repo.path)
+    with pytest.MonkeyPatch.context() as mp:  # export's fallback is the oracle: not allowed here
+        mp.setattr(gitstate, "worktree_tree_sha", lambda _root: pytest.fail("fell back"))
+        recorded = _exported_tree(repo)
+    assert recorded == expected
     return recorded
 
 
@@ -98,3 +101,14 @@ def test_an_ignored_file_stays_out_of_the_tree(repo: Repo) -> None:
     repo.write("kept.txt", "kept\n")
     tree = _assert_same_tree(repo)
     assert "debug.log" not in repo.git("ls-tree", "-r", "--name-only", tree)
+
+
+def test_a_listed_name_that_vanished_fails_the_fast_path_so_export_falls_back(repo: Repo) -> None:
+    # Between status and add -A the user may delete an untracked file: git refuses the
+    # pathspec, and export then walks the whole tree instead (the package is still exact).
+    from contextfork.errors import GitError
+
+    proc, idx = gitstate.start_worktree_tree(repo.path, repo.path / ".git", [b"never-was.txt"])
+    with pytest.raises(GitError):
+        gitstate.finish_worktree_tree(proc, idx)
+    assert not Path(idx).exists()
