@@ -5,7 +5,8 @@
 (1) `contextfork fold session` on the 2.9 MB Claude Code session in ../shared/data (wall time,
 nodes written, bytes stored, redactions). (2) For synthetic stores of each size: median
 in-process scan, median whole-process `contextfork fold scan`, median time to fold one more
-step through the normal path (api.fold_step, in-process, tokenizer warm) and through the CLI,
+step through the normal path (api.fold_step, in-process, tokenizer warm) and through the CLI
+(served by the warm command server, the default, and cold with CONTEXTFORK_SERVER=off),
 plus the peak RSS of the CLI scan processes. Synthetic stores are built by a bulk path
 (node files written without fsync, one index transaction); single folds use the normal path.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -38,10 +40,15 @@ VOCAB = sorted({"".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(
                 for _ in range(30000)})
 
 
-def _cli(*args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+COLD = {**os.environ, "CONTEXTFORK_SERVER": "off"}
+SERVED: dict[str, str] = {}  # set in main: a private command server (contextfork/server)
+
+
+def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """A whole `contextfork` process: cold (a fresh interpreter) unless ``env`` is SERVED."""
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "contextfork", *args], cwd=cwd, capture_output=True,
-                          text=True, check=False)
+                          text=True, check=False, env=env or COLD)
     return time.perf_counter() - t, proc
 
 
@@ -104,11 +111,14 @@ def bench_size(n: int, runs: int) -> None:
             t = time.perf_counter()
             api.scan(p, store_dir=store)
             ins.append(time.perf_counter() - t)
-        cli = []
+        cli, cli_served = [], []
         for p in prompts[: max(5, runs // 2)]:
             dt, proc = _cli("fold", "scan", p, "--session", "bench", "--json", cwd=repo)
             assert proc.returncode == 0, proc.stderr
             cli.append(dt)
+            dt, proc = _cli("fold", "scan", p, "--session", "bench", "--json", cwd=repo, env=SERVED)
+            assert proc.returncode == 0, proc.stderr
+            cli_served.append(dt)
         rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         folds = []
         for j in range(5):
@@ -116,13 +126,21 @@ def bench_size(n: int, runs: int) -> None:
             t = time.perf_counter()
             api.fold_step(n + 1 + j, s, c, store_dir=store, intents=it)
             folds.append(time.perf_counter() - t)
-        cli_fold, proc = _cli("fold", "add", str(n + 10), "one more step", "--session", "bench",
-                              "--file", str(ROOT / "README.md"), cwd=repo)
-        assert proc.returncode == 0, proc.stderr
+        cli_folds, served_folds = [], []
+        for j in range(5):  # interleaved: one step folded cold, the next one served
+            for env, out in ((COLD, cli_folds), (SERVED, served_folds)):
+                step = n + 10 + len(cli_folds) + len(served_folds)
+                dt, proc = _cli("fold", "add", str(step), "one more step", "--session", "bench",
+                                "--file", str(ROOT / "README.md"), cwd=repo, env=env)
+                assert proc.returncode == 0, proc.stderr
+                out.append(dt)
         size = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
         print(f"(2) {n:>6} nodes: scan in-process median {statistics.median(ins) * 1000:.1f} ms, "
-              f"CLI scan median {statistics.median(cli) * 1000:.0f} ms (peak RSS so far {rss_mb:.0f} MB), "
-              f"one fold median {statistics.median(folds) * 1000:.1f} ms in-process / {cli_fold * 1000:.0f} ms CLI; "
+              f"CLI scan median {statistics.median(cli_served) * 1000:.0f} ms served / "
+              f"{statistics.median(cli) * 1000:.0f} ms cold (peak RSS so far {rss_mb:.0f} MB), "
+              f"one fold median {statistics.median(folds) * 1000:.1f} ms in-process / "
+              f"{statistics.median(served_folds) * 1000:.0f} ms CLI served / "
+              f"{statistics.median(cli_folds) * 1000:.0f} ms CLI cold; "
               f"bulk build {build:.1f} s, store {size / 1e6:.0f} MB")
 
 
@@ -132,10 +150,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--skip-session", action="store_true")
     args = ap.parse_args()
-    if not args.skip_session:
-        bench_session()
-    for n in (int(x) for x in args.sizes.split(",")):
-        bench_size(n, args.runs)
+    with tempfile.TemporaryDirectory() as srv:
+        SERVED.update({**os.environ, "CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": srv})
+        subprocess.run([sys.executable, "-m", "contextfork", "server", "start"], env=SERVED,
+                       check=True, capture_output=True)
+        try:
+            if not args.skip_session:
+                bench_session()
+            for n in (int(x) for x in args.sizes.split(",")):
+                bench_size(n, args.runs)
+        finally:
+            subprocess.run([sys.executable, "-m", "contextfork", "server", "stop"], env=SERVED,
+                           check=False, capture_output=True)
 
 
 if __name__ == "__main__":

@@ -28,36 +28,33 @@ from typing import Any
 
 from contextfork.server import client
 
-#: What a command spends its start-up importing; a module that fails to import is skipped (its
-#: command then imports it itself, exactly as without a server).
-PRELOAD = (
-    "contextfork.cli.app",
-    "contextfork.cli.common",
-    "contextfork.cli.package_cmds",
-    "contextfork.cli.fold_cmds",
-    "contextfork.cli.lifecycle_cmds",
-    "contextfork.cli.status_cmds",
-    "contextfork.cli.render_cmds",
-    "contextfork.output",
-    "contextfork.package.api",
-    "contextfork.package.export",
-    "contextfork.package.validate",
-    "contextfork.package.handoff",
-    "contextfork.package.models",
-    "contextfork.redact",
-    "contextfork.resume",
-    "contextfork.cold.api",
-    "contextfork.harness.hookrunner",
-    "contextfork.telemetry.statusline",
-    "jinja2",
-    "pydantic",
+#: Every contextfork module is imported before the server forks, except these: the MCP server and
+#: the mini-swe-agent bridge pull in large third-party stacks (and mini-swe-agent reads its
+#: config on import), and a long-lived command (``client.NOT_SERVED``) imports them itself.
+NOT_PRELOADED = (
+    "contextfork.__main__",
+    "contextfork.githooks",
+    "contextfork.harness.mcp",
+    "contextfork.harness.minisweagent",
+    "contextfork.server",
 )
+#: Third-party modules commands import lazily (templates, the store lock, Typer's help/errors).
+THIRD_PARTY = ("jinja2", "filelock", "rich.console")
 DEFAULT_IDLE = 600.0
 TICK = 1.0
 
 
+def preload_names() -> list[str]:
+    import pkgutil
+
+    import contextfork
+
+    ours = [m.name for m in pkgutil.walk_packages(contextfork.__path__, "contextfork.")]
+    return [n for n in ours if not n.startswith(NOT_PRELOADED)] + list(THIRD_PARTY)
+
+
 def preload() -> None:
-    for name in PRELOAD:
+    for name in preload_names():
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001, S112 - the command imports it itself and reports
