@@ -127,7 +127,7 @@ def bench_size(n: int, runs: int) -> None:
             api.fold_step(n + 1 + j, s, c, store_dir=store, intents=it)
             folds.append(time.perf_counter() - t)
         cli_folds, served_folds = [], []
-        for j in range(5):  # interleaved: one step folded cold, the next one served
+        for _ in range(5):  # interleaved: one step folded cold, the next one served
             for env, out in ((COLD, cli_folds), (SERVED, served_folds)):
                 step = n + 10 + len(cli_folds) + len(served_folds)
                 dt, proc = _cli("fold", "add", str(step), "one more step", "--session", "bench",

@@ -8,7 +8,6 @@ import pytest
 
 from tests.helpers import TRANSCRIPTS, Repo, make_repo
 
-
 # Commands run as subprocesses are run cold unless CONTEXTFORK_TEST_SERVER=on: then the whole
 # suite goes through one warm command server (its own socket directory), as a user's would.
 if os.environ.get("CONTEXTFORK_TEST_SERVER") == "on":

@@ -216,9 +216,7 @@ def run_child(conn: socket.socket, key: str) -> int:
     atexit._clear()  # the server's handlers are not the command's
     try:
         frame, fds, _flags, _addr = socket.recv_fds(conn, client.MAX_MESSAGE + 4, 3)
-        request = _parse_request(frame, conn)
-        if len(fds) != 3:
-            raise ValueError("expected three descriptors")
+        request = _parse_request(frame, conn, fds)
     except (OSError, EOFError, ValueError) as exc:
         with contextlib.suppress(OSError):
             client.send_message(conn, {"refused": str(exc)})
@@ -264,7 +262,9 @@ def run_child(conn: socket.socket, key: str) -> int:
     return code
 
 
-def _parse_request(frame: bytes, conn: socket.socket) -> dict[str, Any]:
+def _parse_request(frame: bytes, conn: socket.socket, fds: list[int]) -> dict[str, Any]:
+    if len(fds) != 3:
+        raise ValueError("expected three descriptors")
     if len(frame) < 4:
         raise ValueError("short request")
     size = int.from_bytes(frame[:4], "big")
@@ -275,7 +275,7 @@ def _parse_request(frame: bytes, conn: socket.socket) -> dict[str, Any]:
         body += client.recv_exact(conn, size - len(body))
     request = client.decode(body[:size], size)
     if not isinstance(request.get("argv"), list):
-        raise ValueError("malformed request")
+        raise ValueError("malformed request")  # noqa: TRY004 - a protocol error
     return request
 
 
@@ -317,15 +317,16 @@ def _stdio_encoding() -> tuple[str, str]:
 def _reopen_stdio() -> None:
     enc, errors = _stdio_encoding()
     tty = os.isatty(1)
-    sys.stdin = io.TextIOWrapper(io.open(0, "rb", closefd=False), encoding=enc, errors=errors)
+    # Open for the rest of the process, like the interpreter's own (sys.__stdout__ & co. keep
+    # writing to descriptors 0-2, which now are the client's).
+    sys.stdin = io.TextIOWrapper(open(0, "rb", closefd=False), encoding=enc, errors=errors)  # noqa: SIM115
     sys.stdout = io.TextIOWrapper(
-        io.open(1, "wb", closefd=False), encoding=enc, errors=errors, line_buffering=tty
+        open(1, "wb", closefd=False), encoding=enc, errors=errors, line_buffering=tty  # noqa: SIM115
     )
     sys.stderr = io.TextIOWrapper(
-        io.open(2, "wb", closefd=False), encoding=enc, errors="backslashreplace",
+        open(2, "wb", closefd=False), encoding=enc, errors="backslashreplace",  # noqa: SIM115
         line_buffering=True,
     )  # fmt: skip
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
 
 
 def _watch_client(conn: socket.socket) -> None:

@@ -1,0 +1,262 @@
+"""The command server (issue 15, speed): a served command is the same command run cold, with the
+client's argv, cwd, environment, umask, stdin/stdout/stderr, exit status and signals; a server
+of other code, a foreign socket directory or a dead server never change what runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from contextfork.server import client
+from tests.helpers import Repo, clean_env
+from tests.server.conftest import Served
+
+pytestmark = pytest.mark.skipif(not client._supported(), reason="needs fork() and SCM_RIGHTS")
+
+
+def _package_files(pkg: Path) -> dict[str, bytes]:
+    return {p.relative_to(pkg).as_posix(): p.read_bytes() for p in sorted(pkg.rglob("*")) if p.is_file()}
+
+
+def _newest_package(repo: Repo) -> Path:
+    return sorted((repo.path / ".contextfork" / "packages").iterdir())[-1]
+
+
+def test_a_served_export_writes_what_a_cold_export_writes(repo: Repo, served: Served) -> None:
+    served.start()
+    repo.write("src/app.py", "def main():\n    return 2\n")
+    repo.write("notes/todo.txt", "untracked\n")
+    cold = served.cold("export", "--goal", "ship it", cwd=repo.path)
+    assert cold.returncode == 0, cold.stderr
+    cold_files = _package_files(_newest_package(repo))
+    before = served.served()
+    warm = served.run("export", "--goal", "ship it", cwd=repo.path)
+    assert warm.returncode == 0, warm.stderr
+    assert served.served() == before + 1  # it really went through the server
+    warm_files = _package_files(_newest_package(repo))
+    assert warm_files.keys() == cold_files.keys()
+    same = ("git_diff.patch", "git_index.patch", "git_status.json", "untracked/notes/todo.txt")
+    for name in same:
+        assert warm_files[name] == cold_files[name], name
+    for name in ("handoff.json", "untracked_manifest.json"):
+        assert json.loads(warm_files[name]) == json.loads(cold_files[name])
+    assert served.run("validate", cwd=repo.path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("validate", "no-such-package"), ("export", "--go", "x"), ("fold", "show", "7", "--session", "none"),
+     ("nonsense-command",), ("status", "--json")],
+    ids=["not-found", "usage", "fold-missing", "unknown-command", "json"],
+)  # fmt: skip
+def test_exit_status_stdout_and_stderr_are_the_cold_commands(
+    repo: Repo, served: Served, args: tuple[str, ...]
+) -> None:
+    served.start()
+    cold = served.cold(*args, cwd=repo.path)
+    before = served.served()
+    warm = served.run(*args, cwd=repo.path)
+    assert served.served() == before + 1
+    assert (warm.returncode, warm.stderr) == (cold.returncode, cold.stderr)
+    if args[-1] != "--json":
+        assert warm.stdout == cold.stdout
+    else:  # timings and ages move between two runs: the structure is what must match
+        assert json.loads(warm.stdout).keys() == json.loads(cold.stdout).keys()
+
+
+def test_stdin_cwd_and_environment_are_the_clients(repo: Repo, served: Served) -> None:
+    served.start()
+    payload = "exact bytes from stdin ✓\n" * 50
+    sub = repo.path / "src"
+    add = served.run("fold", "add", "3", "from stdin", "--session", "s1", cwd=sub, input=payload)
+    assert add.returncode == 0, add.stderr
+    show = served.run("fold", "show", "3", "--session", "s1", "--json", cwd=sub)
+    assert show.returncode == 0, show.stderr
+    node = json.loads(show.stdout)["data"]["node"]
+    assert node["payload_sha256"] == hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    # the repo was found from the client's cwd, so the store is under the repo, not the server's cwd
+    assert (repo.path / ".contextfork" / "cold" / "s1").is_dir()
+    # an environment variable the command reads: the client's value, not the server's
+    cfg = repo.path.parent / "claude-cfg"
+    status = served.run("status", "--json", cwd=repo.path, env={"CLAUDE_CONFIG_DIR": str(cfg)})
+    assert status.returncode == 0, status.stderr
+
+
+def test_the_clients_umask_shapes_the_files_a_served_command_writes(repo: Repo, served: Served) -> None:
+    served.start()
+    repo.write("notes/x.txt", "x\n")
+    proc = subprocess.run(
+        ["sh", "-c", f'umask 077 && exec "{sys.executable}" -m contextfork export --goal g'],
+        cwd=repo.path, env=served.env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert served.served() >= 1
+    mode = (_newest_package(repo) / "handoff.json").stat().st_mode & 0o777
+    assert mode == 0o600
+
+
+def test_a_served_command_killed_by_a_signal_ends_its_client_the_same_way(
+    repo: Repo, served: Served
+) -> None:
+    served.start()
+    repo.write("notes/x.txt", "x\n")
+    proc = served.run("export", "--goal", "x", cwd=repo.path,
+                      env={"CONTEXTFORK_TEST_KILL_AT": "export:staged"})  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL
+
+
+def _blocked_fold(served: Served, repo: Repo) -> subprocess.Popen[bytes]:
+    """A served `fold add` waiting for its payload on a stdin pipe that stays open."""
+    before = served.served()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "contextfork", "fold", "add", "1", "waits", "--session", "blk"],
+        cwd=repo.path, env=served.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert served.wait_until(lambda: served.status()["running"]["running"] == 1), "not served"
+    assert served.served() == before + 1
+    return proc
+
+
+def test_ctrl_c_reaches_the_served_command(repo: Repo, served: Served) -> None:
+    served.start()
+    proc = _blocked_fold(served, repo)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert b"interrupted" in err
+    assert not (repo.path / ".contextfork" / "cold" / "blk" / "nodes").is_dir() or not any(
+        (repo.path / ".contextfork" / "cold" / "blk" / "nodes").iterdir()
+    )
+
+
+def test_a_killed_client_takes_its_served_command_with_it(repo: Repo, served: Served) -> None:
+    served.start()
+    proc = _blocked_fold(served, repo)
+    proc.kill()
+    proc.wait(timeout=10)
+    # its stdin pipe is still open here: only the lost client can end the command
+    try:
+        assert served.wait_until(lambda: served.status()["running"]["running"] == 0)
+    finally:
+        proc.communicate(timeout=10)
+
+
+def test_the_first_command_runs_cold_and_starts_a_server_for_the_next(
+    repo: Repo, served: Served
+) -> None:
+    assert served.status()["running"] is None
+    first = served.run("status", cwd=repo.path)
+    assert first.returncode == 0, first.stderr
+    assert served.wait_until(lambda: served.status()["running"] is not None)
+    assert served.served() == 0  # the first one ran in its own process
+    second = served.run("status", cwd=repo.path)
+    assert second.returncode == 0 and second.stdout == first.stdout
+    assert served.served() == 1
+
+
+def test_off_means_no_server_is_asked_or_started(repo: Repo, served: Served) -> None:
+    proc = served.cold("status", cwd=repo.path)
+    assert proc.returncode == 0
+    time.sleep(0.5)
+    assert not any(n.startswith("s-") for n in os.listdir(served.directory))
+
+
+@pytest.mark.parametrize("kind", ["open-to-all", "symlink"])
+def test_a_socket_directory_others_could_write_is_never_used(
+    repo: Repo, served: Served, kind: str
+) -> None:
+    target = served.directory
+    if kind == "open-to-all":
+        os.chmod(target, 0o777)
+        env = served.env
+    else:
+        real = Path(str(target) + "-real")
+        real.mkdir(mode=0o700)
+        shutil.rmtree(target)
+        os.symlink(real, target)
+        env = served.env
+    proc = subprocess.run([sys.executable, "-m", "contextfork", "status"], cwd=repo.path, env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr  # ran cold
+    time.sleep(0.5)
+    assert not [n for n in os.listdir(target) if n.startswith("s-")]
+    status = served.run("server", "status")
+    assert status.returncode == 1 and "no server can run" in status.stdout + status.stderr
+    if kind == "symlink":
+        os.unlink(target)
+        shutil.rmtree(Path(str(target) + "-real"))
+        target.mkdir(mode=0o700)
+
+
+def test_a_request_for_other_code_is_refused_before_anything_runs(repo: Repo, served: Served) -> None:
+    info = served.start()
+    sock = client._connect(info["socket"])
+    assert sock is not None
+    request = {**client._request(["export", "--goal", "x"], "0" * 20), "cwd": str(repo.path)}
+    try:
+        assert client._run_remote(sock, request) is None  # the caller then runs it cold
+    finally:
+        sock.close()
+    assert not (repo.path / ".contextfork" / "packages").exists()
+
+
+def test_the_build_key_changes_when_a_source_file_changes(tmp_path: Path) -> None:
+    pkg = tmp_path / "contextfork"
+    shutil.copytree(Path(client.__file__).resolve().parents[1], pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    before = client.build_key(str(pkg))
+    assert client.build_key(str(pkg)) == before
+    target = pkg / "server" / "client.py"
+    st = target.stat()
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert client.build_key(str(pkg)) != before
+
+
+def test_an_idle_server_exits_and_removes_its_socket(served: Served) -> None:
+    served.env["CONTEXTFORK_SERVER_IDLE"] = "1"
+    info = served.start()
+    assert served.wait_until(lambda: not os.path.exists(info["socket"]), timeout=20)
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):
+            os.kill(int(info["pid"]), 0)
+            time.sleep(0.1)
+
+
+def test_a_server_whose_socket_was_replaced_steps_aside(served: Served) -> None:
+    info = served.start()
+    os.unlink(info["socket"])
+    assert served.wait_until(lambda: not _alive(int(info["pid"])), timeout=20)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie of a server we did not start ourselves is reaped by init; treat it as gone
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_stop_stops_and_the_next_command_runs_cold(repo: Repo, served: Served) -> None:
+    info = served.start()
+    stop = served.run("server", "stop")
+    assert stop.returncode == 0 and "stopped 1" in stop.stdout
+    assert served.wait_until(lambda: not _alive(int(info["pid"])))
+    env = clean_env({"CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(served.directory)})
+    proc = subprocess.run([sys.executable, "-m", "contextfork", "status"], cwd=repo.path, env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0
