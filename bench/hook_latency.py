@@ -1,6 +1,6 @@
 """Hook latency benchmark (issue 7; prints figures, not a test).
 
-    python bench/hook_latency.py [--nodes 10000] [--runs 30] [--transcript F]
+    python bench/hook_latency.py [--nodes 10000] [--runs 30] [--transcript F] [--served]
 
 Whole-process wall time, as the harness pays it, of
   contextfork hooks run user-prompt-submit (Claude Code UserPromptSubmit JSON on stdin, against a
@@ -10,7 +10,8 @@ Whole-process wall time, as the harness pays it, of
   contextfork hook session-start        (a new session's startup with nothing to offer: first
                                          in a repo without packages, then with --packages
                                          packages that are all consumed or claimed by forks)
-plus `python -c pass` as the interpreter floor. Targets (medians): prompt hook <= 200 ms,
+plus `python -c pass` as the interpreter floor. Cold (CONTEXTFORK_SERVER=off: a whole interpreter
+start per hook) unless --served (through a private warm command server, contextfork/server). Targets (medians): prompt hook <= 200 ms,
 statusline warm <= 150 ms, session-start with nothing to do <= 200 ms.
 The store is built by bench/cold_bench.py's bulk builder (node files + one index transaction).
 """
@@ -89,6 +90,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--transcript", type=Path, default=DEV if DEV.exists() else None)
     ap.add_argument("--packages", type=int, default=20)
+    ap.add_argument("--served", action="store_true",
+                    help="through a warm command server (the default a user gets), not cold")  # fmt: skip
     args = ap.parse_args()
     cmd = command()
     precompile()
@@ -100,7 +103,11 @@ def main() -> None:
             **os.environ,
             "CLAUDE_CONFIG_DIR": str(Path(tmp) / "claude"),
             "XDG_CACHE_HOME": str(Path(tmp) / "cache"),
+            "CONTEXTFORK_SERVER": "auto" if args.served else "off",
+            "CONTEXTFORK_SERVER_DIR": str(Path(tmp) / "srv"),
         }
+        if args.served:
+            subprocess.run([*cmd, "server", "start"], env=env, check=True, capture_output=True)
         store = root / ".contextfork" / "cold" / SESSION
         built = build_bulk(store, args.nodes)
         transcript = Path(tmp) / "session.jsonl"
