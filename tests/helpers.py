@@ -69,6 +69,16 @@ class Repo:
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.git("rev-parse", "HEAD")
 
+    def conflicting_merge(self, rel: str = "README.md") -> None:
+        """Leave a merge in progress with ``rel`` conflicted (ours and theirs both edited it)."""
+        self.git("checkout", "-q", "-b", "other")
+        self.write(rel, f"# {rel}: theirs\n")
+        self.commit_all("theirs")
+        self.git("checkout", "-q", "main")
+        self.write(rel, f"# {rel}: ours\n")
+        self.commit_all("ours")
+        self.git("merge", "-q", "other", check=False)
+
     @property
     def head(self) -> str:
         return self.git("rev-parse", "HEAD")

@@ -65,13 +65,7 @@ def test_doctor_warns_about_a_detached_head(repo: Repo) -> None:
 
 
 def test_doctor_warns_about_a_merge_in_progress(repo: Repo) -> None:
-    repo.git("checkout", "-q", "-b", "other")
-    repo.write("README.md", "# other\n")
-    repo.commit_all("other")
-    repo.git("checkout", "-q", "main")
-    repo.write("README.md", "# main\n")
-    repo.commit_all("main")
-    repo.git("merge", "-q", "other", check=False)  # conflicts: the merge stays in progress
+    repo.conflicting_merge("README.md")  # the merge stays in progress
     got = checks(repo.path)["repo"]
     assert got["status"] == "warning" and "merge is in progress" in got["detail"]
     assert "git merge --abort" in got["fix"]

@@ -235,14 +235,7 @@ def test_export_seeds_failed_commands_and_goals_from_a_transcript(
 
 
 def test_export_records_a_merge_in_progress_with_its_conflicts(repo: Repo) -> None:
-    repo.write("README.md", "# ours\n")
-    repo.git("checkout", "-q", "-b", "other")
-    repo.write("README.md", "# theirs\n")
-    repo.commit_all("theirs")
-    repo.git("checkout", "-q", "main")
-    repo.write("README.md", "# ours, committed\n")
-    repo.commit_all("ours")
-    repo.git("merge", "other", check=False)
+    repo.conflicting_merge("README.md")
     out = export(repo.path, ExportOptions())
     gs = json.loads((out.path / "git_status.json").read_text())
     assert gs["operation"] == "merge" and gs["conflicts"] == ["README.md"]

@@ -82,13 +82,7 @@ def test_an_unmerged_path_and_a_nested_repository_give_the_full_walk_tree(
 ) -> None:
     repo.write("c.txt", "base\n")
     repo.commit_all("base")
-    repo.git("checkout", "-q", "-b", "other")
-    repo.write("c.txt", "theirs\n")
-    repo.commit_all("theirs")
-    repo.git("checkout", "-q", "main")
-    repo.write("c.txt", "ours\n")
-    repo.commit_all("ours")
-    repo.git("merge", "-q", "other", check=False)  # conflict in c.txt
+    repo.conflicting_merge("c.txt")
     nested = make_repo(repo.path / "vendor" / "nested")
     git(nested.path, "log", "-1")
     _assert_same_tree(repo)
