@@ -157,6 +157,8 @@ class Server:
         pid = os.fork()
         if pid == 0:  # the child never returns from here
             self.sock.close()
+            for other in self.children.values():  # other clients must see EOF when we are gone
+                other.close()
             code = 1
             try:
                 code = run_child(conn, self.key)
@@ -240,20 +242,10 @@ def run_child(conn: socket.socket, key: str) -> int:
 
     code = 1
     try:
-        if os.environ.get("CF_PROF"):
-            import cProfile
-            prof = cProfile.Profile()
-            code = prof.runcall(entry.main, argv)
-            prof.dump_stats(os.environ["CF_PROF"])
-        else:
-            code = entry.main(argv)
+        code = entry.main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
-        if os.environ.get("CF_FLT"):
-            import resource
-            r = resource.getrusage(resource.RUSAGE_SELF)
-            print(f"minflt {r.ru_minflt} majflt {r.ru_majflt} utime {r.ru_utime*1000:.0f} stime {r.ru_stime*1000:.0f}", file=sys.stderr)
         with contextlib.suppress(Exception):
             atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
