@@ -19,6 +19,9 @@ class Entry:
     mode_head: str = ""
     mode_index: str = ""
     mode_worktree: str = ""
+    hash_index: str = ""
+    raw_path: bytes = b""  # the name as git printed it (``path`` may be a lossy decode)
+    raw_orig: bytes | None = None
 
 
 @dataclass
@@ -86,6 +89,7 @@ def parse_status(data: bytes) -> Status:
                 Entry(
                     path=_dec(f[8], st.undecodable), xy=f[1].decode(), kind="1", sub=f[2].decode(),
                     mode_head=f[3].decode(), mode_index=f[4].decode(), mode_worktree=f[5].decode(),
+                    hash_index=f[7].decode(), raw_path=f[8],
                 )
             )  # fmt: skip
         elif tag == b"2":
@@ -99,6 +103,7 @@ def parse_status(data: bytes) -> Status:
                     path=_dec(f[9], st.undecodable), xy=f[1].decode(), kind="2", sub=f[2].decode(),
                     mode_head=f[3].decode(), mode_index=f[4].decode(), mode_worktree=f[5].decode(),
                     orig_path=_dec(orig, st.undecodable), score=f[8].decode(),
+                    hash_index=f[7].decode(), raw_path=f[9], raw_orig=orig,
                 )
             )  # fmt: skip
         elif tag == b"u":
@@ -106,7 +111,8 @@ def parse_status(data: bytes) -> Status:
             st.worktree_paths.append(f[10])
             st.entries.append(
                 Entry(
-                    path=_dec(f[10], st.undecodable), xy=f[1].decode(), kind="u", sub=f[2].decode()
+                    path=_dec(f[10], st.undecodable), xy=f[1].decode(), kind="u", sub=f[2].decode(),
+                    raw_path=f[10],
                 )
             )
         elif tag == b"?":

@@ -22,6 +22,7 @@ from contextfork import __version__, atomic, gitstate
 from contextfork.envelope import Problem
 from contextfork.errors import GitError
 from contextfork.gitstate import pipes
+from contextfork.gitstate import staged as staged_mod
 from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import handoff as handoff_mod
@@ -203,7 +204,7 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     # end while Python works below instead of waiting on a full pipe.
     d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
     d_diff = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD")))
-    d_staged = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD", cached=True)))
+    d_staged: pipes.Drained | None = None
     p_tree: subprocess.Popen[bytes] | None = None
     tmp_index: str | None = None
     try:
@@ -217,18 +218,28 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
         st = gitstate.parse_status(d_status.finish("status"))
         # The tree: add -A of just what status found changed, while the diffs still run.
         p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir, st.worktree_paths)
+        # The staged patch: sections of the work-tree patch where index and work tree agree,
+        # plus --cached for the paths where they do not (gitstate.staged).
+        plan = staged_mod.plan(st) if st.oid is not None else None
+        if plan is not None:
+            asking = plan.start(root)
+            d_staged = pipes.drain(asking) if asking is not None else None
+        elif st.oid is not None:
+            d_staged = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD", cached=True)))
         with atomic.staging_dir(base) as staging, atomic.BackgroundWriter(staging) as writer:
             package_id = new_package_id()
             um = _capture_untracked(root, st.untracked, set(st.undecodable), writer, opts)
             kill_point("export:staged")
             if st.oid is None:
                 d_diff.discard()
-                d_staged.discard()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
                 staged = gitstate.diff_patch(root, gitstate.EMPTY_TREE, cached=True)
             else:
                 patch = d_diff.finish("diff")
-                staged = d_staged.finish("diff --cached")
+                asked = d_staged.finish("diff --cached") if d_staged is not None else b""
+                cut = staged_mod.assemble(plan, patch, asked) if plan is not None else asked
+                # a section it could not vouch for: git's own --cached diff, whole
+                staged = cut if cut is not None else gitstate.diff_patch(root, "HEAD", cached=True)
             try:
                 tree_sha = gitstate.finish_worktree_tree(p_tree, tmp_index)
             except GitError:  # a name gone since status (edited meanwhile), or an old git
@@ -242,7 +253,8 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
             p_tree.wait()
         d_status.discard()
         d_diff.discard()
-        d_staged.discard()
+        if d_staged is not None:
+            d_staged.discard()
         if tmp_index is not None:
             gitstate.remove_index(tmp_index)
 
