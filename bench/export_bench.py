@@ -11,7 +11,7 @@ contextfork/server) and cold (``CONTEXTFORK_SERVER=off``: a whole interpreter st
 time, and CPU time (user + sys of the process and every child it ran). On a shared machine the
 wall times swing with the load; the CPU ratios stay put, so both are printed.
 
-    python bench/export_bench.py [--runs 15] [--keep DIR] [--compare SRC]
+    python bench/export_bench.py [--runs 15] [--keep DIR] [--compare SRC] [--index-age S]
 
 ``--compare SRC`` also runs the contextfork of another source tree (e.g. a checkout of main),
 interleaved with this one, for before/after figures taken under the same load.
@@ -93,9 +93,15 @@ def raw_work(root: Path) -> tuple[float, float]:
     return time.perf_counter() - t, _cpu() - c
 
 
+INDEX_AGE = 0.0
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall and CPU time of one command. The CPU of a served command is counted in the server's
     child, not here: for those rows only the wall time is meaningful (printed CPU: the client's)."""
+    if INDEX_AGE:
+        then = time.time() - INDEX_AGE
+        os.utime(cwd / ".git" / "index", (then, then))
     t, c = time.perf_counter(), _cpu()
     subprocess.run(cmd, cwd=cwd, env=env or ENV, check=True, capture_output=True)
     return time.perf_counter() - t, _cpu() - c
@@ -106,13 +112,26 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--keep", type=Path)
     ap.add_argument("--compare", type=Path, help="source tree of another contextfork to run too")
+    ap.add_argument("--index-age", type=float, default=0,
+                    help="a repo nobody ran git in for this many seconds: every file is dated "
+                         "back further still, and .git/index this far back before each command")  # fmt: skip
     args = ap.parse_args()
+    global INDEX_AGE
+    INDEX_AGE = args.index_age
     tmp = Path(tempfile.mkdtemp(prefix="cf-export-bench-"))
     root = tmp / "repo"
     served_env = {**ENV, "CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(tmp / "srv")}
     try:
         t0 = time.perf_counter()
         build_repo(root)
+        if INDEX_AGE:  # older than the index, as files are: git's racy-entry check stays quiet
+            then = time.time() - INDEX_AGE - 60
+            for p in root.rglob("*"):
+                if ".git" not in p.parts and not p.is_symlink():
+                    os.utime(p, (then, then))
+        # The build's own writes (5,000 files) must not be what the first runs flush: an
+        # export's syncfs (contextfork.atomic) would wait for them.
+        os.sync()
         print(f"built repo in {time.perf_counter() - t0:.1f}s: 5000 tracked, 200 modified, 50 renamed, 100 untracked")
         exe = [sys.executable, "-m", "contextfork"]
         timed([*exe, "export"], root)  # warm the OS cache and .git/info/exclude
