@@ -141,6 +141,8 @@ def base_env(home: Path, *, path_extra: list[Path] | None = None) -> dict[str, s
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_AUTHOR_NAME": "E2E", "GIT_AUTHOR_EMAIL": "e2e@example.com",
         "GIT_COMMITTER_NAME": "E2E", "GIT_COMMITTER_EMAIL": "e2e@example.com",
+        # cold, or through the suite's one command server (tests/conftest.py)
+        **{k: v for k, v in os.environ.items() if k.startswith("CONTEXTFORK_SERVER")},
     }
     home.mkdir(parents=True, exist_ok=True)
     return env
