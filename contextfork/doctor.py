@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shlex
 import shutil
@@ -254,6 +255,27 @@ def check_harness(name: str, path: Path, install: str, runs: _Runner) -> Check:
 # ------------------------------------------------------------------ the report
 
 
+def check_server() -> Check:
+    """The warm command server: on, off by choice, or unable to run (then every command is
+    cold, which is correct but ~2x slower)."""
+    from contextfork.server import client, control
+
+    if not client.enabled():
+        return Check("server", "ok", "off: every command starts its own interpreter",
+                     f"unset {client.ENV_MODE} to have commands served warm")  # fmt: skip
+    data = control.status().data
+    reason = client.unsafe_dir_reason(data["directory"]) if os.path.lexists(data["directory"]) else None
+    if reason:
+        return Check("server", "warning", f"cannot run: {reason}; every command runs cold",
+                     f"chmod 700 {data['directory']}, or set {client.ENV_DIR} to a private "
+                     "directory")  # fmt: skip
+    info = data["running"]
+    if info is None:
+        return Check("server", "ok", "not running; the next command starts it")
+    return Check("server", "ok", f"pid {info['pid']}, {info['served']} command(s) served "
+                 f"({info['socket']})")  # fmt: skip
+
+
 class _Runner:
     """``<command> --version`` through a shell, as install checks it; once per command."""
 
@@ -287,7 +309,7 @@ def run(start: Path | None = None) -> Result:
         checks.append(check_harness("hooks codex", codex_hooks_path(root),
                                     "contextfork hooks install --codex", runs))  # fmt: skip
         checks += [check_policy(root), *check_cold(root)]
-    checks += [check_tokenizer(), check_mcp()]
+    checks += [check_tokenizer(), check_mcp(), check_server()]
     counts = {s: sum(c.status == s for c in checks) for s in ("ok", "warning", "error")}
     return Result(
         "doctor",

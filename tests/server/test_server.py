@@ -260,3 +260,17 @@ def test_stop_stops_and_the_next_command_runs_cold(repo: Repo, served: Served) -
     proc = subprocess.run([sys.executable, "-m", "contextfork", "status"], cwd=repo.path, env=env,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0
+
+
+def test_doctor_says_whether_commands_are_served_and_why_not(repo: Repo, served: Served) -> None:
+    info = served.start()
+
+    def server_check() -> dict[str, str]:
+        proc = served.run("doctor", "--json", cwd=repo.path)
+        return next(c for c in json.loads(proc.stdout)["data"]["checks"] if c["name"] == "server")
+
+    assert server_check()["status"] == "ok" and f"pid {info['pid']}" in server_check()["detail"]
+    os.chmod(served.directory, 0o777)
+    got = server_check()
+    assert got["status"] == "warning" and "chmod 700" in got["fix"]
+    os.chmod(served.directory, 0o700)
