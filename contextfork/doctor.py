@@ -162,7 +162,9 @@ def check_cold(root: Path) -> list[Check]:
 # ------------------------------------------------------------------ hooks
 
 
-_GIT_CALL = re.compile(r"^\s*(?:exec\s+)?(.+?)\s+-m\s+contextfork(?:\.lifecycle)?\.githooks\b", re.M)
+_GIT_CALL = re.compile(
+    r"^\s*(?:exec\s+)?(.+?)\s+-m\s+contextfork(?:\.lifecycle)?\.(?:githooks|gitrun)\b", re.M
+)
 
 
 def check_git_hooks(root: Path, runs: _Runner) -> Check:

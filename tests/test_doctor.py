@@ -107,7 +107,7 @@ def test_doctor_sees_git_hooks_and_their_interpreter(repo: Repo) -> None:
     assert checks(repo.path)["hooks git"]["status"] == "ok"
     hook = repo.path / ".git" / "hooks" / "pre-commit"
     text = hook.read_text()
-    start = text.index(" -m contextfork.lifecycle.githooks")
+    start = text.index(" -m contextfork.lifecycle.gitrun")
     line_start = text.rindex("\n", 0, start) + 1
     hook.write_text(text[:line_start] + "/gone/bin/python" + text[start:])
     got = checks(repo.path)["hooks git"]

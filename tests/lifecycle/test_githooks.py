@@ -165,7 +165,7 @@ def test_hook_scripts_call_the_installing_interpreter_by_absolute_path(repo: Rep
 
     githooks.install(repo.path)
     text = (_hooks(repo) / "pre-commit").read_text()
-    assert f"{sys.executable} -m contextfork.lifecycle.githooks pre-commit" in text
+    assert f"{sys.executable} -m contextfork.lifecycle.gitrun pre-commit" in text
     assert os.path.isabs(sys.executable) and githooks.MARKER in text
 
 
@@ -174,7 +174,7 @@ def test_a_strict_hook_installed_under_the_old_module_name_still_checkpoints(rep
     # strict one would block every commit if that name stopped running the hook.
     githooks.install(repo.path, strict=True)
     hook = _hooks(repo) / "pre-commit"
-    hook.write_text(hook.read_text().replace("contextfork.lifecycle.githooks", "contextfork.githooks"))
+    hook.write_text(hook.read_text().replace("contextfork.lifecycle.gitrun", "contextfork.githooks"))
     assert "-m contextfork.githooks pre-commit --strict" in hook.read_text()
     proc = _commit(repo, "old hook")
     assert proc.returncode == 0, proc.stderr

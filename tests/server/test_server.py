@@ -274,3 +274,19 @@ def test_doctor_says_whether_commands_are_served_and_why_not(repo: Repo, served:
     got = server_check()
     assert got["status"] == "warning" and "chmod 700" in got["fix"]
     os.chmod(served.directory, 0o700)
+
+
+def test_a_commits_checkpoint_is_served_when_a_server_runs(repo: Repo, served: Served) -> None:
+    from contextfork.lifecycle import githooks
+
+    githooks.install(repo.path)
+    served.start()
+    before = served.served()
+    repo.write("src/app.py", "def main():\n    return 5\n")
+    repo.git("add", "src/app.py")
+    proc = subprocess.run(["git", "commit", "-q", "-m", "served checkpoint"], cwd=repo.path,
+                          env=served.env, capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "contextfork: checkpoint " in proc.stderr
+    assert served.served() == before + 1
+    assert served.run("validate", cwd=repo.path).returncode == 0

@@ -1,0 +1,22 @@
+"""What an installed pre-commit hook runs: ``python -m contextfork.lifecycle.gitrun <hook>``.
+
+A commit's checkpoint is an export, and most of a cold export is start-up, so the hook asks the
+warm command server first (``contextfork git-hook``, contextfork/server), and runs the hook in
+this process only when no server answers. Stdlib only until then, like the console script.
+Hooks installed before this module call ``contextfork.lifecycle.githooks`` (or the older
+``contextfork.githooks``) directly, which still works; reinstalling moves them here.
+"""
+
+from __future__ import annotations
+
+if __name__ == "__main__":
+    import sys
+
+    from contextfork.server.client import serve
+
+    code = serve(["git-hook", *sys.argv[1:]])
+    if code is None:
+        from contextfork.lifecycle.githooks import main
+
+        code = main(sys.argv[1:])
+    sys.exit(code)
