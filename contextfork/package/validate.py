@@ -278,9 +278,9 @@ def validate_package(pkg: Path, root: Path | None, *, strict: bool = False) -> V
         if um is not None:
             secret_problems.extend(secrets_mod.problems(secrets_mod.scan_package(pkg)))
 
-    patch_problems: list[Problem] = []
-    check_patches(root, pkg, meta, um, patch_problems, meanwhile=scan_secrets)
-    problems += secret_problems + patch_problems
+    before_patches = len(problems)  # check_patches reads the earlier reports: same list
+    check_patches(root, pkg, meta, um, problems, meanwhile=scan_secrets)
+    problems[before_patches:before_patches] = secret_problems  # reported before, as they were
     raw_handoff = docs.get("handoff.json") or _load_json(pkg, "handoff.json", [])
     if raw_handoff is not None:
         sev: Severity = "error" if strict else "warning"
