@@ -9,29 +9,20 @@ both derive from it). ``pi -p "…" --provider mock --model <id>`` runs a whole 
 from __future__ import annotations
 
 import json
-import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.clients import Run, base_env, run_bounded
 from tests.e2e.mock_anthropic import MockAnthropic
-from tests.e2e.rigs import contextfork_cmd
-from tests.helpers import Repo, make_repo
+from tests.e2e.rigs import Rig, contextfork_cmd, read_jsonl
+from tests.helpers import make_repo
 
 MODEL = "mock-sonnet"
 
 
 @dataclass
-class PiRig:
-    tmp: Path
-    repo: Repo
-    mock: MockAnthropic
-    home: Path
-    bin: Path
-    env: dict[str, str]
-    runs: list[Run] = field(default_factory=list)
-
+class PiRig(Rig):
     @classmethod
     def create(cls, tmp: Path, prefix: Path, mock: MockAnthropic, *, window: int = 200_000,
                compaction: dict[str, Any] | None = None) -> PiRig:
@@ -53,26 +44,22 @@ class PiRig:
         (agent / "settings.json").write_text(json.dumps(settings))
         return cls(tmp, repo, mock, home, prefix / "node_modules" / ".bin" / "pi", env)
 
-    def contextfork(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*contextfork_cmd(), *args], cwd=self.repo.path, env=self.env,
-                              capture_output=True, text=True, timeout=120, check=False)
+    def contextfork(self, *args: str, check: bool = True, stdin: str | None = None) -> Run:
+        """A real process, unlike the other rigs: what pi's extension will run is checked as
+        pi will run it."""
+        run = run_bounded([*contextfork_cmd(), *args], cwd=self.repo.path, env=self.env,
+                          timeout=120, stdin=stdin)
         if check:
-            assert proc.returncode == 0, f"contextfork {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
-        return proc
+            assert run.returncode == 0, f"contextfork failed\n{run}"
+        return run
 
     def run(self, prompt: str, *extra: str, timeout: float = 150,
             env: dict[str, str] | None = None) -> Run:
-        args = [str(self.bin), "-p", prompt, "--provider", "mock", "--model", MODEL, *extra]
-        run = run_bounded(args, cwd=self.repo.path, env={**self.env, **(env or {})},
-                          timeout=timeout)
-        self.runs.append(run)
-        return run
+        args = ["-p", prompt, "--provider", "mock", "--model", MODEL, *extra]
+        return self._run_client(args, timeout, {**self.env, **(env or {})})
 
     def log(self) -> list[dict[str, Any]]:
-        path = self.repo.path / ".contextfork" / "logs" / "pi.log"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return read_jsonl(self.repo.path / ".contextfork" / "logs" / "pi.log")
 
     def sessions(self) -> list[Path]:
         return sorted((self.home / ".pi" / "agent" / "sessions").rglob("*.jsonl"))

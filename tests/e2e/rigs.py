@@ -70,16 +70,50 @@ def run_contextfork(args: tuple[str, ...], *, cwd: Path, env: dict[str, str], st
                time.monotonic() - started)  # fmt: skip
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file a client or a hook wrote ([] when it is absent)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 @dataclass
-class ClaudeRig:
+class Rig:
+    """What every client's rig holds: the project, the mock, a private HOME, the client's
+    binary and environment, and every bounded run of it."""
+
     tmp: Path
     repo: Repo
-    mock: MockAnthropic
+    mock: Any
     home: Path
-    config_dir: Path
     bin: Path
     env: dict[str, str]
-    runs: list[Run] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list, kw_only=True)
+
+    def _run_client(self, args: list[str], timeout: float, env: dict[str, str] | None) -> Run:
+        run = run_bounded([str(self.bin), *args], cwd=self.repo.path, env=env or self.env, timeout=timeout)
+        self.runs.append(run)
+        return run
+
+    def contextfork(self, *args: str, check: bool = True, stdin: str | None = None) -> Run:
+        run = run_contextfork(args, cwd=self.repo.path, env=self.env, stdin=stdin)
+        if check:
+            assert run.returncode == 0, f"contextfork failed\n{run}"
+        return run
+
+    def hooks_log(self) -> list[dict[str, Any]]:
+        return read_jsonl(self.repo.path / ".contextfork" / "logs" / "hooks.log")
+
+    def packages(self) -> list[Path]:
+        root = self.repo.path / ".contextfork" / "packages"
+        if not root.is_dir():
+            return []
+        return sorted(p for p in root.iterdir() if p.is_dir() and (p / "manifest.json").exists())
+
+
+@dataclass
+class ClaudeRig(Rig):
+    config_dir: Path
 
     @classmethod
     def create(cls, tmp: Path, prefix: Path, mock: MockAnthropic) -> ClaudeRig:
@@ -87,13 +121,11 @@ class ClaudeRig:
         home = tmp / "home"
         config = tmp / "claude-config"
         env = claude_env(home, config, mock.url)
-        return cls(tmp, repo, mock, home, config, prefix / "node_modules" / ".bin" / "claude", env)
+        return cls(tmp, repo, mock, home, prefix / "node_modules" / ".bin" / "claude", env, config)
 
     # -- running things
     def run(self, *args: str, timeout: float = 90, env: dict[str, str] | None = None) -> Run:
-        run = run_bounded([str(self.bin), *args], cwd=self.repo.path, env=env or self.env, timeout=timeout)
-        self.runs.append(run)
-        return run
+        return self._run_client(list(args), timeout, env)
 
     def prompt(
         self,
@@ -118,12 +150,6 @@ class ClaudeRig:
         assert not result.get("is_error"), f"claude reported an error\n{run}"
         return result
 
-    def contextfork(self, *args: str, check: bool = True) -> Run:
-        run = run_contextfork(args, cwd=self.repo.path, env=self.env)
-        if check:
-            assert run.returncode == 0, f"contextfork failed\n{run}"
-        return run
-
     def contextfork_json(self, *args: str, check: bool = True) -> dict[str, Any]:
         run = self.contextfork(*args, "--json", check=check)
         data = json.loads(run.stdout)
@@ -141,18 +167,6 @@ class ClaudeRig:
     def transcript_lines(self, session_id: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.transcript(session_id).read_text().splitlines() if line.strip()]
 
-    def hooks_log(self) -> list[dict[str, Any]]:
-        path = self.repo.path / ".contextfork" / "logs" / "hooks.log"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-    def packages(self) -> list[Path]:
-        root = self.repo.path / ".contextfork" / "packages"
-        if not root.is_dir():
-            return []
-        return sorted(p for p in root.iterdir() if p.is_dir() and (p / "manifest.json").exists())
-
     def trust_project(self, mcp_servers: tuple[str, ...] = ()) -> None:
         """What accepting the trust dialog (and approving project MCP servers) records."""
         path = self.config_dir / ".claude.json"
@@ -166,15 +180,8 @@ class ClaudeRig:
 
 
 @dataclass
-class CodexRig:
-    tmp: Path
-    repo: Repo
-    mock: MockOpenAI
-    home: Path
+class CodexRig(Rig):
     codex_home: Path
-    bin: Path
-    env: dict[str, str]
-    runs: list[Run] = field(default_factory=list)
 
     @classmethod
     def create(cls, tmp: Path, prefix: Path, mock: MockOpenAI) -> CodexRig:
@@ -185,21 +192,7 @@ class CodexRig:
         env = base_env(home)
         env.update({"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-e2e-not-a-real-key"})
         (codex_home / "config.toml").write_text(mock.codex_config())
-        return cls(tmp, repo, mock, home, codex_home, prefix / "node_modules" / ".bin" / "codex", env)
+        return cls(tmp, repo, mock, home, prefix / "node_modules" / ".bin" / "codex", env, codex_home)
 
     def run(self, *args: str, timeout: float = 90) -> Run:
-        run = run_bounded([str(self.bin), *args], cwd=self.repo.path, env=self.env, timeout=timeout)
-        self.runs.append(run)
-        return run
-
-    def contextfork(self, *args: str, check: bool = True, stdin: str | None = None) -> Run:
-        run = run_contextfork(args, cwd=self.repo.path, env=self.env, stdin=stdin)
-        if check:
-            assert run.returncode == 0, f"contextfork failed\n{run}"
-        return run
-
-    def hooks_log(self) -> list[dict[str, Any]]:
-        path = self.repo.path / ".contextfork" / "logs" / "hooks.log"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return self._run_client(list(args), timeout, None)
