@@ -103,13 +103,18 @@ def test_same_history_and_decisions_render_the_same_bytes() -> None:
     assert all(_same(x, y) for x, y in zip(a, b, strict=True))
 
 
-def test_pinning_a_folded_step_mid_session_shows_it_raw_and_refolds_the_rest() -> None:
-    s = long_session(60)
-    r = make_renderer(s, EPOCH)
+def _fifty_turns_with_a_fold() -> tuple[ReFoldRenderer, str, list[int]]:
+    """A live renderer 50 turns into a 60-step session, and a fold of two steps or more."""
+    r = make_renderer(long_session(60), EPOCH)
     assert isinstance(r, ReFoldRenderer)
     for t in range(1, 51):
         view = r.advance(t)
     fid, steps = next((f, st) for f, st in view.folds.items() if len(st) >= 2)
+    return r, fid, list(steps)
+
+
+def test_pinning_a_folded_step_mid_session_shows_it_raw_and_refolds_the_rest() -> None:
+    r, fid, steps = _fifty_turns_with_a_fold()
     pin = steps[0]
     r.apply_decisions(Decisions(pinned=frozenset({f"index:{pin}"})))
     view = r.advance(51)
@@ -156,12 +161,7 @@ def test_a_pin_on_the_recorded_pi_session_survives_its_epoch_commits(transcripts
 
 
 def test_a_brief_given_after_the_fold_rewrites_its_note_once() -> None:
-    s = long_session(60)
-    r = make_renderer(s, EPOCH)
-    assert isinstance(r, ReFoldRenderer)
-    for t in range(1, 51):
-        view = r.advance(t)
-    _fid, steps = next((f, st) for f, st in view.folds.items() if len(st) >= 2)
+    r, _fid, steps = _fifty_turns_with_a_fold()
     key = f"index:{steps[0]}"
     r.apply_decisions(Decisions(briefs={key: Brief(key, (key,), "the agent's own words")}))
     view = r.advance(51)
