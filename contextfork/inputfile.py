@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from contextfork.envvars import positive_int
 from contextfork.errors import NotFoundError, UsageError
 
 MAX_LINE_ENV = "CONTEXTFORK_MAX_LINE_BYTES"
@@ -28,12 +29,7 @@ BOM = b"\xef\xbb\xbf"
 
 def max_line_bytes() -> int:
     """The longest line a transcript reader keeps (``$CONTEXTFORK_MAX_LINE_BYTES`` overrides)."""
-    raw = os.environ.get(MAX_LINE_ENV, "")
-    try:
-        value = int(raw)
-    except ValueError:
-        return DEFAULT_MAX_LINE
-    return value if value > 0 else DEFAULT_MAX_LINE
+    return positive_int(MAX_LINE_ENV, DEFAULT_MAX_LINE)
 
 
 def _kind(mode: int) -> str:

@@ -22,7 +22,6 @@ with nothing written locally:
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
 from contextfork.cold.layout import STEP_MAX, StoreLayout, policy_sha256, step_key, store_lock
 from contextfork.cold.node import verify_node
+from contextfork.envvars import positive_int
 from contextfork.errors import ContextforkError, GitError, IntegrityError
 from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point
@@ -47,11 +47,7 @@ STAGING = ".pull-"  # node files being written, inside the session directory
 
 def max_bytes() -> int:
     """Most bytes one pulled session (and any one of its objects) may hold (env overrides)."""
-    try:
-        value = int(os.environ.get(MAX_ENV, ""))
-    except ValueError:
-        return DEFAULT_MAX_BYTES
-    return value if value > 0 else DEFAULT_MAX_BYTES
+    return positive_int(MAX_ENV, DEFAULT_MAX_BYTES)
 
 
 @dataclass

@@ -98,26 +98,16 @@ class Outgoing:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in [str(k), *_strings(v)]]
-    return []
-
-
 def _secret_kinds(raw: bytes, node: dict[str, Any]) -> list[str]:
     """Secret kinds in a node as it will be sent: its JSON text, every string in it (decoded,
     one line each: a node holds thousands of index terms, scanned in one pass), and a base64
     payload's bytes (redaction at fold time only sees UTF-8 text). The package scanner's rules
     (``package.secrets.kinds_in``, ``redact.find_secrets``)."""
-    from contextfork.package.secrets import kinds_in
+    from contextfork.package.secrets import json_strings, kinds_in
     from contextfork.redact import find_secrets
 
     found = set(kinds_in(raw))
-    found.update(kind for _s, _e, kind in find_secrets("\n".join(_strings(node))))
+    found.update(kind for _s, _e, kind in find_secrets("\n".join(json_strings(node))))
     if node.get("content_encoding") == "base64":
         found.update(kinds_in(payload_bytes_of(node)))
     return sorted(found)

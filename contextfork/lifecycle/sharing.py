@@ -18,6 +18,7 @@ from pathlib import Path
 
 from contextfork import atomic, gitstate, signing
 from contextfork.envelope import Problem, Result
+from contextfork.envvars import positive_int
 from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import store
@@ -197,11 +198,7 @@ def push(
 
 def pull_max_bytes() -> int:
     """Most bytes one pulled package may hold (``$CONTEXTFORK_PULL_MAX_BYTES`` overrides)."""
-    try:
-        value = int(os.environ.get(PULL_MAX_ENV, ""))
-    except ValueError:
-        return DEFAULT_PULL_MAX_BYTES
-    return value if value > 0 else DEFAULT_PULL_MAX_BYTES
+    return positive_int(PULL_MAX_ENV, DEFAULT_PULL_MAX_BYTES)
 
 
 def _check_sizes(package_id: str, entries: list[gitstate.TreeEntry]) -> None:

@@ -83,13 +83,14 @@ def _read_files(pkg: Path) -> dict[str, bytes]:
     return files
 
 
-def _json_strings(obj: Any) -> list[str]:
+def json_strings(obj: Any) -> list[str]:
+    """Every string in a decoded JSON value, keys included (what a secret may hide in)."""
     if isinstance(obj, str):
         return [obj]
     if isinstance(obj, list):
-        return [s for v in obj for s in _json_strings(v)]
+        return [s for v in obj for s in json_strings(v)]
     if isinstance(obj, dict):
-        return [s for k, v in obj.items() for s in [str(k), *_json_strings(v)]]
+        return [s for k, v in obj.items() for s in [str(k), *json_strings(v)]]
     return []
 
 
@@ -106,7 +107,7 @@ def _texts_of(rel: str, data: bytes) -> list[tuple[str, str]]:
     out = [(key, text)]
     if rel.endswith(".json"):
         with contextlib.suppress(ValueError, RecursionError):  # not JSON: the raw text only
-            out += [(key, s) for s in _json_strings(json.loads(data))]
+            out += [(key, s) for s in json_strings(json.loads(data))]
     return out
 
 
