@@ -7,19 +7,20 @@ ever returned before the server has started the command: a command never runs tw
 
 from __future__ import annotations
 
-import _socket as socket  # the C modules: `signal` and `socket` import enum (~4 ms each)
 import marshal
 import os
-import struct
 import sys
 import time
-import zlib
 
 TYPE_CHECKING = False  # not typing's: importing typing costs ~9 ms on every command's path
 if TYPE_CHECKING:
+    import _socket
     import signal
     from typing import Any
 else:
+    # The C modules (`signal` and `socket` import enum, ~4 ms each); `_socket` and `zlib` are
+    # imported where a server is really asked, so a command never served (the status line,
+    # CONTEXTFORK_SERVER=off) pays for neither.
     import _signal as signal
 
 ENV_MODE = "CONTEXTFORK_SERVER"  # off | auto (default)
@@ -32,7 +33,7 @@ OFF = ("off", "0", "no", "false")
 NOT_SERVED = frozenset({"mcp", "pi-worker", "server", "statusline", "--version", "-V"})
 _SHELL_FLAGS = ("--install-completion", "--show-completion")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-_HEADER = struct.Struct("!I")
+_HEADER_SIZE = 4  # a big-endian length before each marshal body
 MAX_MESSAGE = 16 << 20
 _SPAWN_BACKOFF = 10.0  # seconds between two attempts to start a server that does not come up
 
@@ -42,7 +43,11 @@ def enabled(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
 
 
 def _supported() -> bool:
-    return hasattr(os, "fork") and hasattr(socket, "AF_UNIX") and hasattr(socket, "SCM_RIGHTS")
+    if not hasattr(os, "fork"):
+        return False
+    import _socket
+
+    return hasattr(_socket, "AF_UNIX") and hasattr(_socket, "SCM_RIGHTS")
 
 
 def runtime_dir(env: dict[str, str] | os._Environ[str] = os.environ) -> str:
@@ -108,6 +113,8 @@ def build_key(pkg: str | None = None) -> str:
     except OSError:
         pass
     blob = "\n".join(parts).encode("utf-8", "surrogateescape")
+    import zlib
+
     return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(parts):04x}"
 
 
@@ -115,19 +122,21 @@ def socket_path(key: str, env: dict[str, str] | os._Environ[str] = os.environ) -
     return os.path.join(runtime_dir(env), f"s-{key}")
 
 
-def send_message(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> None:
+def send_message(sock: _socket.socket, obj: Any, fds: list[int] | None = None) -> None:
     """One frame: a 4-byte length and a marshal body (both ends are this package, same user:
     the socket's directory and the peer's uid are checked before anything is read)."""
-    frame = _HEADER.pack(len(body := marshal.dumps(obj))) + body
+    import _socket
+
+    frame = len(body := marshal.dumps(obj)).to_bytes(_HEADER_SIZE, "big") + body
     if fds:
-        rights = struct.pack(f"{len(fds)}i", *fds)
-        sent = sock.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
+        rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+        sent = sock.sendmsg([frame], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         frame = frame[sent:]
     if frame:
         sock.sendall(frame)
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytes:
+def recv_exact(sock: _socket.socket, n: int) -> bytes:
     buf = bytearray()
     while len(buf) < n:
         chunk = sock.recv(n - len(buf))
@@ -137,8 +146,8 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def recv_message(sock: socket.socket) -> dict[str, object]:
-    (size,) = _HEADER.unpack(recv_exact(sock, _HEADER.size))
+def recv_message(sock: _socket.socket) -> dict[str, object]:
+    size = int.from_bytes(recv_exact(sock, _HEADER_SIZE), "big")
     return decode(recv_exact(sock, size), size)
 
 
@@ -153,17 +162,20 @@ def decode(body: bytes, size: int) -> dict[str, object]:
     return obj
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    so_peercred: int | None = getattr(socket, "SO_PEERCRED", None)
+def peer_uid(sock: _socket.socket) -> int | None:
+    import _socket
+
+    so_peercred: int | None = getattr(_socket, "SO_PEERCRED", None)
     if so_peercred is None:
         return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
+    creds = sock.getsockopt(_socket.SOL_SOCKET, so_peercred, 12)  # struct ucred: pid, uid, gid
+    return int.from_bytes(creds[4:8], sys.byteorder, signed=True)
 
 
-def _connect(path: str) -> socket.socket | None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _connect(path: str) -> _socket.socket | None:
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
     except OSError:
@@ -252,7 +264,7 @@ def serve(args: list[str]) -> int | None:
         sock.close()
 
 
-def _run_remote(sock: socket.socket, request: dict[str, object]) -> int | None:
+def _run_remote(sock: _socket.socket, request: dict[str, object]) -> int | None:
     try:
         send_message(sock, request, [0, 1, 2])
         first = recv_message(sock)
