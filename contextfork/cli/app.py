@@ -75,10 +75,9 @@ def command_for(args: list[str]) -> Any:
     """The click command of ``app_for(args)``, built once per area and process: Typer rebuilds
     it on every call (~10 ms), which a warm server (contextfork.server) would pay per command."""
     area = _AREA_OF.get(args[0]) if args else None
-    cmd = _COMMANDS.get(area)
-    if cmd is None:
-        cmd = _COMMANDS[area] = typer.main.get_command(build((area,) if area else None))
-    return cmd
+    if area not in _COMMANDS:
+        _COMMANDS[area] = typer.main.get_command(app_for(args))
+    return _COMMANDS[area]
 
 
 def warm() -> None:
