@@ -302,7 +302,11 @@ def _run_remote(sock: _socket.socket, request: dict[str, object]) -> int | None:
 
 
 def _forward(pid: int, signum: int) -> None:
-    try:  # noqa: SIM105 - see build_key
-        os.kill(pid, signum)
+    """To the command's process group (it leads one: its git children share the signal)."""
+    try:
+        os.killpg(pid, signum)
     except OSError:
-        pass
+        try:  # noqa: SIM105 - see build_key
+            os.kill(pid, signum)
+        except OSError:
+            pass

@@ -235,6 +235,10 @@ def run_child(conn: socket.socket, key: str) -> int:
         with contextlib.suppress(OSError):
             client.send_message(conn, {"refused": f"set-up failed: {exc}"})
         return 1
+    # Its own process group, so a signal for the command reaches its git children too, as a
+    # terminal's ^C reaches a cold command's whole foreground group.
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
     client.send_message(conn, {"pid": os.getpid()})
     threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
     argv = [str(a) for a in request["argv"]]
@@ -323,13 +327,17 @@ def _reopen_stdio() -> None:
 
 def _watch_client(conn: socket.socket) -> None:
     """A client that is gone (killed, its terminal closed) takes its command with it, as it
-    would have had the command run in its own process."""
+    would have had the command run in its own process: git children included, which a kill of
+    the client's process group cannot reach here."""
     try:
         while conn.recv(64):
             pass
     except OSError:
         pass
-    os.kill(os.getpid(), signal.SIGTERM)
+    with contextlib.suppress(OSError):
+        if os.getpgrp() == os.getpid():
+            os.killpg(0, signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main(argv: list[str]) -> int:

@@ -151,6 +151,54 @@ def test_a_killed_client_takes_its_served_command_with_it(repo: Repo, served: Se
         proc.communicate(timeout=10)
 
 
+def _slow_clean_filter(repo: Repo, tmp: Path) -> Path:
+    """A git clean filter that records its pid and hangs: export's `add -A` runs it as a
+    grandchild of the command, which is exactly what a lost client must not leave behind."""
+    pidfile = tmp / "filter.pid"
+    repo.git("config", "filter.slow.clean", f"sh -c 'echo $$ > {pidfile}; sleep 120; cat'")
+    repo.write(".gitattributes", "*.slow filter=slow\n")
+    repo.write("big.slow", "slow\n")
+    return pidfile
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").is_dir() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+@pytest.mark.parametrize("how", ["kill", "interrupt"])
+def test_a_lost_or_interrupted_client_ends_the_served_commands_git_children_too(
+    repo: Repo, served: Served, tmp_path: Path, how: str
+) -> None:
+    served.start()
+    pidfile = _slow_clean_filter(repo, tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "contextfork", "export", "--goal", "x"],
+                            cwd=repo.path, env=served.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert served.wait_until(lambda: pidfile.exists() and pidfile.read_text().strip()), (
+            "the clean filter never ran"
+        )
+        filter_pid = int(pidfile.read_text())
+        assert served.status()["running"]["running"] == 1
+        if how == "kill":
+            proc.kill()  # the client alone, as `kill -9 <pid>` would
+        else:
+            proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        assert served.wait_until(lambda: not _alive(filter_pid), timeout=10), (
+            "the command's git child outlived its client"
+        )
+        assert served.wait_until(lambda: served.status()["running"]["running"] == 0)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+
+
 def test_the_first_command_runs_cold_and_starts_a_server_for_the_next(
     repo: Repo, served: Served
 ) -> None:
