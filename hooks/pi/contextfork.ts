@@ -7,7 +7,9 @@
 // with a plan over pi's own messages (keep i / replace i's text / insert a fold note). If the
 // worker is missing, fails, answers late (CONTEXTFORK_PI_TIMEOUT_MS, default 1000) or answers
 // something invalid, pi's messages go out untouched and the reason is logged: pi never breaks
-// because of contextfork. Log: <git root>/.contextfork/logs/pi.log (else ~/.pi/agent/contextfork.log).
+// because of contextfork. A worker that dies is started again on the next event (it is sent the
+// whole history), at most CONTEXTFORK_PI_RESTARTS times a session (default 3); after that pi's
+// messages pass through for the rest of the session. Log: <git root>/.contextfork/logs/pi.log (else ~/.pi/agent/contextfork.log).
 
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync } from "node:fs";
@@ -19,6 +21,7 @@ import { createInterface } from "node:readline";
 const CONTEXTFORK: string[] = /*CONTEXTFORK_ARGV*/ ["contextfork"] /*END_CONTEXTFORK_ARGV*/;
 const TIMEOUT_MS = Number(process.env.CONTEXTFORK_PI_TIMEOUT_MS || 1000);
 const VERB_TIMEOUT_MS = 30000;
+const MAX_RESTARTS = Math.max(0, Number(process.env.CONTEXTFORK_PI_RESTARTS ?? 3) || 0);
 const VERBS = ["status", "peek", "brief", "expand", "refold", "pin", "unpin", "reboundary", "unmark"];
 
 type Pending = { resolve: (v: any) => void; timer: any };
@@ -63,6 +66,8 @@ function applyPlan(messages: any[], plan: any): any[] | string {
 export default function contextfork(pi: any) {
 	let child: any = null;
 	let dead: string | null = null;
+	let deaths = 0;
+	let lastCtx: any = null;
 	let nextId = 1;
 	let sent = 0;
 	let logPath: string | null = null;
@@ -84,8 +89,7 @@ export default function contextfork(pi: any) {
 		logPath = root ? join(root, ".contextfork", "logs", "pi.log") : join(homedir(), ".pi", "agent", "contextfork.log");
 	}
 
-	function stop(reason: string) {
-		dead = dead ?? reason;
+	function settle(reason: string) {
 		for (const [id, p] of pending) {
 			clearTimeout(p.timer);
 			p.resolve({ ok: false, error: reason });
@@ -93,11 +97,29 @@ export default function contextfork(pi: any) {
 		}
 	}
 
+	// One death per worker, however many of error/exit/stdin-error report it.
+	function lost(me: any, reason: string) {
+		if (child !== me) return;
+		child = null;
+		sent = 0; // a new worker knows nothing: it gets the whole history
+		deaths++;
+		settle(reason);
+		if (deaths > MAX_RESTARTS) {
+			dead = `${reason}; not restarted (${deaths} deaths this session)`;
+			log({ event: "worker", level: "error", error: dead });
+		} else {
+			log({ event: "worker", level: "error", error: reason, restart: `${deaths} of ${MAX_RESTARTS}` });
+			if (lastCtx) worker(lastCtx); // now, so its imports are paid before the next event
+		}
+	}
+
 	function worker(ctx: any): any {
 		setLog(ctx.cwd);
+		lastCtx = ctx;
 		if (child || dead) return child;
+		let me: any;
 		try {
-			child = spawn(CONTEXTFORK[0], [...CONTEXTFORK.slice(1), "pi-worker"], {
+			me = spawn(CONTEXTFORK[0], [...CONTEXTFORK.slice(1), "pi-worker"], {
 				cwd: ctx.cwd,
 				stdio: ["pipe", "pipe", "pipe"],
 				env: process.env,
@@ -107,16 +129,11 @@ export default function contextfork(pi: any) {
 			log({ event: "worker", level: "error", error: dead });
 			return null;
 		}
-		child.on("error", (err: any) => {
-			log({ event: "worker", level: "error", error: String(err) });
-			stop(`worker error: ${err}`);
-		});
-		child.on("exit", (code: any, signal: any) => {
-			log({ event: "worker", level: "error", error: `worker exited (${code ?? signal})` });
-			stop(`worker exited (${code ?? signal})`);
-		});
-		child.stdin.on("error", () => stop("worker stdin closed"));
-		createInterface({ input: child.stdout }).on("line", (line: string) => {
+		child = me;
+		me.on("error", (err: any) => lost(me, `worker error: ${err}`));
+		me.on("exit", (code: any, signal: any) => lost(me, `worker exited (${code ?? signal})`));
+		me.stdin.on("error", () => lost(me, "worker stdin closed"));
+		createInterface({ input: me.stdout }).on("line", (line: string) => {
 			let msg: any;
 			try {
 				msg = JSON.parse(line);
@@ -130,10 +147,10 @@ export default function contextfork(pi: any) {
 			pending.delete(msg.id);
 			p.resolve(msg);
 		});
-		createInterface({ input: child.stderr }).on("line", (line: string) => log({ event: "worker-stderr", line }));
-		child.unref?.();
-		log({ event: "worker", action: "started", command: CONTEXTFORK, pid: child.pid });
-		return child;
+		createInterface({ input: me.stderr }).on("line", (line: string) => log({ event: "worker-stderr", line }));
+		me.unref?.();
+		log({ event: "worker", action: deaths ? "restarted" : "started", command: CONTEXTFORK, pid: me.pid });
+		return me;
 	}
 
 	function request(ctx: any, body: Record<string, unknown>, timeoutMs: number): Promise<any> {
@@ -170,8 +187,9 @@ export default function contextfork(pi: any) {
 				{ op: "render", ...common(ctx), base: from, prev_fp: from > 0 ? fingerprint(messages[from - 1]) : null, messages: messages.slice(from) },
 				TIMEOUT_MS,
 			);
+		const generation = deaths;
 		let res = await render(base);
-		sent = messages.length;
+		if (deaths === generation) sent = messages.length; // else a new worker: it needs it all
 		if (res?.need === "full" && base > 0) {
 			base = 0;
 			res = await render(0);

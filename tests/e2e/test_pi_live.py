@@ -124,33 +124,70 @@ def test_pi_folds_live_within_the_band_with_valid_pairs_pins_and_a_verified_peek
     assert (pi.repo.path / "data" / f"part_{n}.txt").read_text() in answer
 
 
-def test_pi_keeps_working_untouched_when_the_worker_is_killed(pi: PiRig) -> None:
+def _workers(pi: PiRig) -> list[dict[str, Any]]:
+    return [e for e in pi.log() if e.get("event") == "worker"]
+
+
+def test_pi_restarts_a_killed_worker_and_folds_again(pi: PiRig) -> None:
     killed: list[int] = []
 
     def kill_worker(_body: dict[str, Any]) -> bool:
-        started = [e for e in pi.log() if e.get("event") == "worker" and e.get("pid")]
+        started = [e for e in _workers(pi) if e.get("pid")]
         if started and not killed:
             killed.append(started[-1]["pid"])
             os.kill(started[-1]["pid"], signal.SIGKILL)
+            # pi's next context event must not race the exit: wait until the extension saw it
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not any(e.get("restart") for e in _workers(pi)):
+                time.sleep(0.05)
         return True
 
-    reads = [ToolUse("bash", {"command": f"cat data/part_{n}.txt"}) for n in range(1, 5)]
-    pi.mock.script(
-        Reply(text="One.", tool_uses=[reads[0]]),
-        Reply(text="Two.", tool_uses=[reads[1]], when=kill_worker),
-        Reply(text="Three.", tool_uses=[reads[2]]),
-        Reply(text="Four.", tool_uses=[reads[3]]),
-        Reply(text="Survived."),
-    )
+    reads = [ToolUse("bash", {"command": f"cat data/part_{n}.txt"}) for n in range(1, 9)]
+    script = [Reply(text="One.", tool_uses=[reads[0]]),
+              Reply(text="Two.", tool_uses=[reads[1]], when=kill_worker)]
+    script += [Reply(text=f"Part {n + 1}.", tool_uses=[reads[n]]) for n in range(2, 8)]
+    script.append(Reply(text="Survived."))
+    pi.mock.script(*script)
 
-    run = pi.run("Read four parts.", env=KNOBS)
+    run = pi.run("Read eight parts.", env=KNOBS)
 
     assert run.returncode == 0, run
     assert "Survived." in run.stdout and killed
-    last = _strip(pi.mock.main_requests()[-1])
-    assert len(_results(last)) == 4  # passed through untouched: every output is there
+    workers = _workers(pi)
+    restarted = [e for e in workers if e.get("action") == "restarted"]
+    assert len(restarted) == 1 and restarted[0]["pid"] != killed[0], workers
+    assert any(e.get("restart") == "1 of 3" for e in workers), workers
     log = pi.log()
-    assert any(e.get("action") == "pass-through" and "worker" in str(e.get("why")) for e in log)
+    after = log[log.index(restarted[0]) + 1:]
+    renders = [e for e in after if e.get("event") == "context" and e.get("action") == "render"]
+    assert renders and max(e["folds"] for e in renders) >= 1, after[-5:]
+    bodies = [_strip(b) for b in pi.mock.main_requests()]
+    assert all(_pairs_ok(b["messages"]) for b in bodies)
+    assert len(_results(bodies[-1])) < 8  # folded again by the new worker
+
+
+def test_pi_gives_up_on_a_worker_that_keeps_dying_and_passes_through(
+    pi: PiRig, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken" / "contextfork"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("import sys\nsys.exit(3)\n")
+    reads = [ToolUse("bash", {"command": f"cat data/part_{n}.txt"}) for n in range(1, 4)]
+    pi.mock.script(*[Reply(text=f"Part {n + 1}.", tool_uses=[reads[n]]) for n in range(3)],
+                   Reply(text="Still here."))
+
+    run = pi.run("Read three parts.", env={**KNOBS, "CONTEXTFORK_PI_RESTARTS": "2",
+                                           "PYTHONPATH": str(broken.parent)})
+
+    assert run.returncode == 0, run
+    assert "Still here." in run.stdout
+    workers = _workers(pi)
+    assert len([e for e in workers if e.get("pid")]) == 3, workers  # the first and two restarts
+    gave_up = [e for e in workers if "not restarted" in str(e.get("error"))]
+    assert len(gave_up) == 1 and "(3 deaths this session)" in gave_up[0]["error"], workers
+    last = _strip(pi.mock.main_requests()[-1])
+    assert len(_results(last)) == 3  # untouched: every output is there
+    assert not [e for e in pi.log() if e.get("action") == "render"]
 
 
 def test_pi_passes_messages_through_when_the_worker_is_too_slow(pi: PiRig) -> None:
