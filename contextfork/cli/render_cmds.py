@@ -52,6 +52,9 @@ def _replay_table(result: Result) -> None:
             f"${card['cache_read_per_mtok']}/Mtok, cache write "
             + (f"${write}/Mtok" if write is not None else "none (implicit cache)")
             + f", TTL {card['ttl_seconds']} s ({card['note']})")
+    if data.get("decisions_revision") is not None:
+        c.print(f"the agent's curation (revision {data['decisions_revision']}) is honoured by "
+                "every policy but native")
     if data.get("plot"):
         c.print(f"plot written to {data['plot']}")
 
@@ -109,6 +112,10 @@ def register(app: typer.Typer) -> None:
         ttl: Annotated[int | None, typer.Option(
             "--ttl", help="Prompt cache TTL in seconds (300 = Anthropic's default, 3600 = the "
             "1-hour cache; default: what the recorded usage shows, else 300).")] = None,
+        repo: RepoOpt = None,
+        session: Annotated[str | None, typer.Option(
+            "--session", help="Whose curation (pins, briefs, boundary) to honour (default: the "
+            "transcript's id).")] = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Render every step under each policy and print the bill against what the harness
@@ -133,5 +140,5 @@ def register(app: typer.Typer) -> None:
                 bar.update(task, completed=done[0], description=f"replay {name}")
 
             result = replay_command(transcript, policy, price_card, k, budget, tick, plot, start,
-                                    ttl=ttl)
+                                    ttl=ttl, repo=repo, session_id=session)
         emit(result, as_json, _replay_table)

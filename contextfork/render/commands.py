@@ -134,7 +134,11 @@ def replay_command(
     on_start: Callable[[int], None] | None = None,
     *,
     ttl: int | None = None,
+    repo: Path | None = None,
+    session_id: str | None = None,
 ) -> Result:
+    """The bill of every policy; the session's curation (pins, briefs, boundary), where the
+    repository holds some, is honoured as `render` and the live harnesses honour it."""
     if ttl is not None and ttl <= 0:
         raise UsageError(f"--ttl must be a positive number of seconds, got {ttl}")
     pols = parse_policies(policies, k=k, budget_tokens=budget)
@@ -142,7 +146,9 @@ def replay_command(
     session = _load(transcript)
     if on_start is not None:
         on_start(len(session.steps) * (len(pols) + ("native" not in [p.name for p in pols])))
-    report = replay(session, pols, price, progress, ttl=ttl)
+    layout = _cold_layout(session, transcript, repo, session_id, needed=False)
+    decisions = _decisions(layout, session_id or session.session_id)
+    report = replay(session, pols, price, progress, ttl=ttl, decisions=decisions)
     data = report.model_dump(mode="json")
     if plot is not None:
         from contextfork.render.plot import write_plot

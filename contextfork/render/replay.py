@@ -157,6 +157,8 @@ class ReplayReport(_M):
     native_recorded: NativeRecorded | None
     price_card: PriceCardOut
     policies: list[PolicyReport]
+    # The agent's curation honoured by every policy but native (None: none recorded).
+    decisions_revision: int | None = None
 
 
 def load_price_card(path: Path | None) -> PriceCard | None:
@@ -412,6 +414,7 @@ def replay(
                  "tokens; a read needs the previous call within the TTL; bill adds output",
         ),
         policies=reports,
+        decisions_revision=(decisions.revision or None) if decisions is not None else None,
     )
 
 

@@ -30,3 +30,30 @@ def test_render_honours_the_sessions_pins_and_briefs(repo: Repo, tmp_path: Path)
     notes = [m["content"] for m in data["messages"] if m["kind"] == "note"]
     assert any("s6 (agent brief): parts 6 and 7: all zeros" in n for n in notes)
     assert data["decisions_revision"] == 2
+
+
+def _epoch_bill(repo: Repo, transcript: Path, *extra: str) -> dict[str, object]:
+    res = cli("replay", "--transcript", str(transcript), "--policy", "epoch", "--json", *extra,
+              cwd=repo.path)
+    assert res.returncode == 0, res.stderr
+    data: dict[str, object] = res.json()["data"]
+    return data
+
+
+def test_replay_bills_the_session_with_its_curation_honoured(repo: Repo, tmp_path: Path) -> None:
+    t = write_jsonl(tmp_path / f"{SESSION}.jsonl", synthetic_records(40))
+    plain = _epoch_bill(repo, t)
+    assert plain["decisions_revision"] is None
+    fold_session(t, repo=repo.path, session=SESSION)
+    run_verb(repo.path, SESSION, "pin", {"steps": [2, 30]})  # held raw: the prompt grows
+    pinned = _epoch_bill(repo, t)
+    assert pinned["decisions_revision"] == 1
+
+    def prompt(d: dict[str, object]) -> int:
+        (p,) = d["policies"]  # type: ignore[misc]
+        return int(p["prompt_tokens"])
+
+    assert prompt(pinned) > prompt(plain)
+    # another session's name: its (absent) curation, so the plain bill
+    other = _epoch_bill(repo, t, "--session", "someone-else")
+    assert other["decisions_revision"] is None and prompt(other) == prompt(plain)
