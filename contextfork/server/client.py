@@ -237,7 +237,16 @@ def _served(args: list[str]) -> bool:
     if not args or args[0] in NOT_SERVED:
         return False
     # Shell detection walks this process's parents, which a served command does not have.
-    return not any(a.startswith(_SHELL_FLAGS) for a in args)
+    return not any(a.startswith(_SHELL_FLAGS) for a in args) and plain_interpreter()
+
+
+def plain_interpreter() -> bool:
+    """False when this interpreter runs with settings a warm server, started before, would not
+    have: warning filters (-W, PYTHONWARNINGS), -X options, -O, dev mode, -v, -b, -I, -d. Such a
+    command runs cold, exactly as asked."""
+    f = sys.flags
+    return not (sys.warnoptions or sys._xoptions or f.optimize or f.dev_mode or f.verbose
+                or f.bytes_warning or f.isolated or f.debug)
 
 
 def serve(args: list[str]) -> int | None:

@@ -212,6 +212,26 @@ def test_the_first_command_runs_cold_and_starts_a_server_for_the_next(
     assert served.served() == 1
 
 
+@pytest.mark.parametrize(("flags", "env"), [
+    (["-W", "error::ResourceWarning"], {}),
+    ([], {"PYTHONWARNINGS": "error"}),
+    (["-X", "dev"], {}),
+    (["-O"], {}),
+])
+def test_an_interpreter_with_its_own_warnings_or_flags_runs_the_command_cold(
+    repo: Repo, served: Served, flags: list[str], env: dict[str, str]
+) -> None:
+    served.start()
+    before = served.served()
+    proc = subprocess.run([sys.executable, *flags, "-m", "contextfork", "status"], cwd=repo.path,
+                          env={**served.env, **env}, capture_output=True, text=True, timeout=60,
+                          check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert served.served() == before
+    plain = served.run("status", cwd=repo.path)
+    assert plain.returncode == 0 and served.served() == before + 1
+
+
 def test_off_means_no_server_is_asked_or_started(repo: Repo, served: Served) -> None:
     proc = served.cold("status", cwd=repo.path)
     assert proc.returncode == 0
