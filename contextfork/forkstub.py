@@ -11,10 +11,13 @@ STUB_PREFIX = "[contextfork: tool result folded out of this fork"
 STUB_PREFIX_BYTES = STUB_PREFIX.encode("utf-8")
 
 
-def stub_text(step: int, text: str, sha: str, session: str) -> str:
-    """The whole stub: where the exact bytes are and how to read them back."""
+def stub_text(step: int, text: str, sha: str, session: str, brief: str | None = None) -> str:
+    """The whole stub: where the exact bytes are and how to read them back, and the agent's own
+    brief of the step when it wrote one (``contextfork context brief``): what it chose to keep
+    of a result is what the fork should see first."""
+    said = f" The agent's brief of this step: {brief.strip()}" if brief and brief.strip() else ""
     return (
-        f"{STUB_PREFIX} — step {step}, {len(text):,} chars, sha256 {sha}. "
+        f"{STUB_PREFIX} — step {step}, {len(text):,} chars, sha256 {sha}.{said} "
         f"The exact bytes are in the cold store of session {session}: read them back with "
         f"`contextfork fold show {step} --session {session}` (SHA-256 verified; the MCP tool "
         "peek_fold pages it in slices); prompts that name its details page it in automatically.]"

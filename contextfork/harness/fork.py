@@ -103,11 +103,15 @@ def build_fork(
     cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[str, int]] = {}
     held: set[int] = set()  # line offsets of steps the agent holds raw
+    briefs: dict[int, str] = {}  # line offset -> the agent's brief of its step
     for step in session.steps:
+        brief = decisions.brief_covering(step.identity) if decisions is not None else None
         for r in step.raw:
             raw.setdefault(r.offset, (r.text, cold_ids.get(step.index, step.index)))
             if decisions is not None and decisions.held_raw(step.identity):
                 held.add(r.offset)
+            if brief is not None:
+                briefs.setdefault(r.offset, brief.text)
     objs = {offset: json.loads(text) for offset, (text, _) in raw.items()}
     # Every new uuid up front: a compaction boundary names its summary line, which comes after it.
     renamed = {
@@ -174,9 +178,10 @@ def build_fork(
                         }
                     )
                     continue
-                b["content"] = stub_text(step_index, body, sha, orig_id)
+                b["content"] = stub_text(step_index, body, sha, orig_id, briefs.get(offset))
                 plan.stubs.append(
-                    {"step": step_index, "call_id": call, "chars": len(body), "sha256": sha}
+                    {"step": step_index, "call_id": call, "chars": len(body), "sha256": sha,
+                     "brief": offset in briefs}
                 )
                 stubbed_here = True
             if stubbed_here:
