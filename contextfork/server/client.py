@@ -35,6 +35,7 @@ _SHELL_FLAGS = ("--install-completion", "--show-completion")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _HEADER_SIZE = 4  # a big-endian length before each marshal body
 MAX_MESSAGE = 16 << 20
+LOG_LIMIT = 256 << 10
 _SPAWN_BACKOFF = 10.0  # seconds between two attempts to start a server that does not come up
 
 
@@ -222,15 +223,40 @@ def spawn(path: str, key: str) -> bool:
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    log = _open_log(path)
     try:
         subprocess.Popen(
             [sys.executable, "-m", "contextfork.server.daemon", path, key],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=log if log is not None else subprocess.DEVNULL,
             start_new_session=True, close_fds=True, cwd="/", env=env,
         )  # fmt: skip
     except OSError:
         return False
+    finally:
+        if log is not None:
+            os.close(log)
     return True
+
+
+def log_path(path: str) -> str:
+    return path + ".log"
+
+
+def _open_log(path: str) -> int | None:
+    """The server's stderr: its starts, stops and failures, for `contextfork server status`.
+    Kept short: a log grown past LOG_LIMIT starts over with the next server."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(log_path(path), flags, 0o600)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size > LOG_LIMIT:
+            os.ftruncate(fd, 0)
+    except OSError:
+        pass
+    return fd
 
 
 def _served(args: list[str]) -> bool:

@@ -47,6 +47,8 @@ def status() -> Result:
         "socket": path,
         "running": None,
         "others": [],
+        "log": client.log_path(path),
+        "log_tail": _tail(client.log_path(path)),
     }
     problems: list[Problem] = []
     if not client.enabled():
@@ -64,7 +66,26 @@ def status() -> Result:
         ]
     lines = [_describe(data)]
     lines += [f"  another build's server: pid {o['pid']}, {o['served']} served" for o in data["others"]]
+    if data["log_tail"]:
+        lines.append(f"  last in its log ({data['log']}): {data['log_tail'][-1]}")
     return Result("server status", data, problems, 1 if reason else 0, "\n".join(lines))
+
+
+def _tail(path: str, lines: int = 5, limit: int = 8192) -> list[str]:
+    """The log's last lines (never a symlink's target: the log lives in our private directory)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return []
+    try:
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(0, size - limit), os.SEEK_SET)
+        text = os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return [ln for ln in text.splitlines() if ln.strip()][-lines:]
 
 
 def _describe(data: dict[str, Any]) -> str:

@@ -53,24 +53,34 @@ def preload_names() -> list[str]:
     return [n for n in ours if not n.startswith(NOT_PRELOADED)] + list(THIRD_PARTY)
 
 
+def log(message: str) -> None:
+    """One line to the server's log (its stderr: ``<socket>.log``, see ``client.spawn``)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"{stamp}Z pid {os.getpid()}: {message}\n")
+        sys.stderr.flush()
+
+
 def preload() -> None:
+    """Import what commands need; what fails is logged and left to the command to import (and
+    report) itself."""
     for name in preload_names():
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001, S112 - the command imports it itself and reports
-            continue
+        except Exception as exc:  # noqa: BLE001 - the command imports it itself and reports
+            log(f"not preloaded: {name}: {type(exc).__name__}: {exc}")
     try:
         from contextfork.cli import app
 
         app.warm()
-    except Exception:  # noqa: BLE001, S110 - each command builds its own instead
-        pass
+    except Exception as exc:  # noqa: BLE001 - each command builds its own instead
+        log(f"commands not prebuilt: {type(exc).__name__}: {exc}")
     try:
         from contextfork import tokens
 
         tokens.count_tokens("warm")  # the tokenizer's tables: the largest single load a fold pays
-    except Exception:  # noqa: BLE001, S110 - loaded on demand instead
-        pass
+    except Exception as exc:  # noqa: BLE001 - loaded on demand instead
+        log(f"tokenizer not loaded: {type(exc).__name__}: {exc}")
 
 
 class Server:
@@ -81,6 +91,7 @@ class Server:
         self.served = 0
         self.started = time.time()
         self.stopping = False
+        self.why = "stopped"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.inode: int | None = None
 
@@ -124,15 +135,20 @@ class Server:
                         with contextlib.suppress(BlockingIOError):
                             os.read(rfd, 512)
                 self._reap()
-                if not self.children and (
-                    not self.still_ours() or time.monotonic() - self.last_activity > self.idle
-                ):
-                    break
+                if not self.children:
+                    if not self.still_ours():
+                        self.why = "its socket was removed or replaced"
+                        break
+                    if time.monotonic() - self.last_activity > self.idle:
+                        self.why = f"idle for {self.idle:.0f} s"
+                        break
         finally:
             sel.close()
             self.close()
+            log(f"stopped ({self.why}) after {self.served} command(s)")
 
-    def _stop(self, *_: Any) -> None:
+    def _stop(self, signum: int, _frame: Any) -> None:
+        self.why = f"signal {signal.Signals(signum).name}"
         self.stopping = True
 
     def close(self) -> None:
@@ -183,6 +199,7 @@ class Server:
                     "socket": self.path}  # fmt: skip
             client.send_message(conn, info)
             if verb == "stop":
+                self.why = "asked to stop (contextfork server stop)"
                 self.stopping = True
         except (OSError, EOFError, ValueError):
             pass
@@ -349,11 +366,13 @@ def main(argv: list[str]) -> int:
     if client.ensure_dir(directory) is not None:
         return 1
     if key != client.build_key():
-        return 1  # the code changed between the client's look and our start
+        log("not started: the installed code changed since the client looked")
+        return 1
     try:
         idle = float(os.environ.get(client.ENV_IDLE, DEFAULT_IDLE))
     except ValueError:
         idle = DEFAULT_IDLE
+    started = time.monotonic()
     preload()
     gc.collect()
     gc.freeze()  # a child's collections never walk (and so copy) the server's objects
@@ -361,9 +380,12 @@ def main(argv: list[str]) -> int:
     try:
         server.bind()
     except OSError as exc:
+        log(f"not started: cannot listen on {path}: {exc.strerror}")
         if exc.errno not in (errno.EADDRINUSE, errno.ENAMETOOLONG):
             raise
         return 1
+    log(f"started for build {key} in {time.monotonic() - started:.2f} s "
+        f"(python {sys.version.split()[0]}, exits after {idle:.0f} s idle)")
     server.loop()
     return 0
 

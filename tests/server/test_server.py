@@ -330,6 +330,24 @@ def test_stop_stops_and_the_next_command_runs_cold(repo: Repo, served: Served) -
     assert proc.returncode == 0
 
 
+def test_the_servers_log_says_when_and_why_it_started_and_stopped(
+    repo: Repo, served: Served
+) -> None:
+    info = served.start()
+    assert served.run("status", cwd=repo.path).returncode == 0
+    stop = served.run("server", "stop")
+    assert stop.returncode == 0, stop.stderr
+    status = served.run("server", "status", "--json")
+    data = json.loads(status.stdout)["data"]
+    assert data["running"] is None
+    tail = data["log_tail"]
+    assert any(f"pid {info['pid']}: started for build {data['key']}" in ln for ln in tail), tail
+    assert tail[-1].endswith("stopped (asked to stop (contextfork server stop)) after 1 command(s)")
+    assert Path(data["log"]).stat().st_mode & 0o777 == 0o600
+    text = served.run("server", "status").stdout
+    assert "last in its log" in text and "after 1 command(s)" in text
+
+
 def test_doctor_says_whether_commands_are_served_and_why_not(repo: Repo, served: Served) -> None:
     info = served.start()
 
