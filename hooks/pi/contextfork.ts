@@ -303,8 +303,13 @@ export default function contextfork(pi: any) {
 	});
 
 	pi.on("session_shutdown", async () => {
+		// Let go of the worker: its exit is the session's end, not a death to restart. What it
+		// was asked before still gets its answer (it reads to the end of its stdin) or times out.
+		const old = child;
+		child = null;
+		sent = 0;
 		try {
-			child?.stdin?.end();
+			old?.stdin?.end();
 		} catch {
 			// already gone
 		}

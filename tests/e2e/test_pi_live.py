@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.mock_anthropic import MockAnthropic, Reply, ToolUse, Usage
-from tests.e2e.pi_rig import PiRig
+from tests.e2e.pi_rig import MODEL, PiRig
 
 KNOBS = {"CONTEXTFORK_PI_ADAPTIVE": "0", "CONTEXTFORK_PI_BUDGET": "3000",
          "CONTEXTFORK_PI_TIMING": "1", "CONTEXTFORK_PI_TIMEOUT_MS": "5000"}
@@ -156,7 +157,8 @@ def test_pi_restarts_a_killed_worker_and_folds_again(pi: PiRig) -> None:
     workers = _workers(pi)
     restarted = [e for e in workers if e.get("action") == "restarted"]
     assert len(restarted) == 1 and restarted[0]["pid"] != killed[0], workers
-    assert any(e.get("restart") == "1 of 3" for e in workers), workers
+    # one death, one restart: the session's own end (pi closes its worker) is not a death
+    assert [e.get("restart") for e in workers if e.get("restart")] == ["1 of 3"], workers
     log = pi.log()
     after = log[log.index(restarted[0]) + 1:]
     renders = [e for e in after if e.get("event") == "context" and e.get("action") == "render"]
@@ -188,6 +190,94 @@ def test_pi_gives_up_on_a_worker_that_keeps_dying_and_passes_through(
     last = _strip(pi.mock.main_requests()[-1])
     assert len(_results(last)) == 3  # untouched: every output is there
     assert not [e for e in pi.log() if e.get("action") == "render"]
+
+
+class _Rpc:
+    """pi in RPC mode (JSON lines on stdin/stdout), for what `-p` cannot do: a second session
+    in the same process."""
+
+    def __init__(self, pi: PiRig, env: dict[str, str]) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [str(pi.bin), "--mode", "rpc", "--provider", "mock", "--model", MODEL],
+            cwd=pi.repo.path, env={**pi.env, **env}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+        )  # fmt: skip
+        self.seen: list[dict[str, Any]] = []
+        import queue
+        import threading
+
+        self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def send(self, **command: Any) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with contextlib.suppress(json.JSONDecodeError):
+                self.events.put(json.loads(line))
+        self.events.put(None)
+
+    def until(self, predicate: Any, timeout: float = 60) -> dict[str, Any]:
+        import queue
+
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                event = self.events.get(timeout=left)
+            except queue.Empty:
+                break
+            if event is None:
+                break
+            self.seen.append(event)
+            if predicate(event):
+                return dict(event)
+        types = [e.get("type") for e in self.seen[-8:]]
+        raise AssertionError(f"pi --mode rpc: not seen in time; last events {types}")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=20)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.reader.join(timeout=10)
+            assert self.proc.stdout is not None
+            self.proc.stdout.close()
+
+
+def test_a_new_pi_session_gets_a_fresh_worker_and_no_restart_is_counted(pi: PiRig) -> None:
+    pi.mock.script(
+        Reply(text="One.", tool_uses=[ToolUse("bash", {"command": "cat data/part_1.txt"})]),
+        Reply(text="First session done."),
+        Reply(text="Second session done."),
+    )
+    rpc = _Rpc(pi, KNOBS)
+    try:
+        rpc.send(id="1", type="prompt", message="Read part 1.")
+        rpc.until(lambda e: e.get("type") == "agent_end")
+        rpc.send(id="2", type="new_session")
+        assert rpc.until(lambda e: e.get("id") == "2")["success"] is True
+        rpc.send(id="3", type="prompt", message="Hello again.")
+        rpc.until(lambda e: e.get("type") == "agent_end")
+    finally:
+        rpc.close()
+    workers = _workers(pi)
+    started = [e for e in workers if e.get("pid")]
+    assert [e["action"] for e in started] == ["started", "started"], workers
+    assert started[0]["pid"] != started[1]["pid"]
+    assert not [e for e in workers if e.get("restart") or e.get("level") == "error"], workers
+    renders = [e for e in pi.log() if e.get("action") == "render"]
+    assert len(renders) >= 3, pi.log()  # both sessions' calls went through a worker
 
 
 def test_pi_passes_messages_through_when_the_worker_is_too_slow(pi: PiRig) -> None:
