@@ -37,7 +37,14 @@ def main(argv: list[str] | None = None) -> int:
 
         served = serve(args)
         if served is not None:
-            return served
+            # Nothing of ours to finalise: the command ran in the server. Skipping the
+            # interpreter's teardown is ~3 ms on every served command.
+            for stream in (sys.stdout, sys.stderr):
+                try:  # noqa: SIM105 - contextlib is not imported on this path
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(served & 0xFF)
     try:
         code = _dispatch(args)
         sys.stdout.flush()  # a closed pipe shows up here when the output fit in the buffer

@@ -42,6 +42,7 @@ NOT_PRELOADED = (
 THIRD_PARTY = ("jinja2", "filelock", "rich.console")
 DEFAULT_IDLE = 600.0
 TICK = 1.0
+_reported = threading.Event()  # a served child has sent its exit status to its client
 
 
 def preload_names() -> list[str]:
@@ -266,13 +267,31 @@ def run_child(conn: socket.socket, key: str) -> int:
         code = entry.main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)  # as the interpreter does for sys.exit("message")
     finally:
         with contextlib.suppress(Exception):
             atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
+    _report_exit(conn, code & 0xFF)
     return code
+
+
+def _report_exit(conn: socket.socket, code: int) -> None:
+    """Done: give the client its descriptors back (its caller sees end of file now) and its
+    exit status, before this process's own teardown (unmapping a copy of the server, ~5 ms),
+    which the client then does not wait for. The parent reports again after waitpid: a client
+    that already has its status has closed the connection by then."""
+    _reported.set()  # the client's close after this is no lost client
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+    with contextlib.suppress(OSError):
+        client.send_message(conn, {"exit": code})
 
 
 def _parse_request(frame: bytes, conn: socket.socket, fds: list[int]) -> dict[str, Any]:
@@ -351,6 +370,8 @@ def _watch_client(conn: socket.socket) -> None:
             pass
     except OSError:
         pass
+    if _reported.is_set():
+        return
     with contextlib.suppress(OSError):
         if os.getpgrp() == os.getpid():
             os.killpg(0, signal.SIGKILL)
