@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+from contextfork import testhooks
 from contextfork.server import client
 
 #: Every contextfork module is imported before the server forks, except these: the MCP server and
@@ -276,6 +277,7 @@ def run_child(conn: socket.socket, key: str) -> int:
             with contextlib.suppress(Exception):
                 stream.flush()
     _report_exit(conn, code & 0xFF)
+    testhooks.pause_point("served:reported")  # a slow teardown, for the test that nobody waits
     return code
 
 

@@ -73,6 +73,22 @@ def test_exit_status_stdout_and_stderr_are_the_cold_commands(
         assert json.loads(warm.stdout).keys() == json.loads(cold.stdout).keys()
 
 
+def test_the_caller_has_the_status_and_all_output_before_the_served_child_is_gone(
+    repo: Repo, served: Served
+) -> None:
+    """A served command that returns reports its own exit and hands the descriptors back: its
+    caller does not wait for the child's teardown (here held for 5 s after the report)."""
+    served.start()
+    cold = served.cold("status", cwd=repo.path)
+    started = time.monotonic()
+    proc = served.run("status", cwd=repo.path, env={"CONTEXTFORK_TEST_PAUSE_AT": "served:reported"})
+    took = time.monotonic() - started
+    assert (proc.returncode, proc.stdout, proc.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert took < 3, f"the caller waited for the child's teardown ({took:.1f} s)"
+    assert served.status()["running"]["running"] == 1  # the child is still there, paused
+    assert served.wait_until(lambda: served.status()["running"]["running"] == 0)
+
+
 def test_stdin_cwd_and_environment_are_the_clients(repo: Repo, served: Served) -> None:
     served.start()
     payload = "exact bytes from stdin ✓\n" * 50
