@@ -28,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from served import private_server  # noqa: E402 - this script's own directory
+
 from contextfork.atomic import dump_json_bytes, write_bytes  # noqa: E402
 from contextfork.cold import api  # noqa: E402
 from contextfork.cold import index as idx  # noqa: E402
@@ -150,18 +152,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--skip-session", action="store_true")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as srv:
-        SERVED.update({**os.environ, "CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": srv})
-        subprocess.run([sys.executable, "-m", "contextfork", "server", "start"], env=SERVED,
-                       check=True, capture_output=True)
-        try:
-            if not args.skip_session:
-                bench_session()
-            for n in (int(x) for x in args.sizes.split(",")):
-                bench_size(n, args.runs)
-        finally:
-            subprocess.run([sys.executable, "-m", "contextfork", "server", "stop"], env=SERVED,
-                           check=False, capture_output=True)
+    with tempfile.TemporaryDirectory() as srv, private_server(dict(os.environ), srv) as env:
+        SERVED.update(env)
+        if not args.skip_session:
+            bench_session()
+        for n in (int(x) for x in args.sizes.split(",")):
+            bench_size(n, args.runs)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ commit stages one more edited file; the hooks' added time is the difference of m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -22,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from export_bench import ENV, build_repo, git
+from served import private_server
 
 
 def _commit(root: Path, i: int, env: dict[str, str]) -> float:
@@ -39,13 +41,13 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="cf-commit-bench-"))
     hooked, bare = tmp / "hooked", tmp / "bare"
     cold = {**ENV, "CONTEXTFORK_SERVER": "off"}
-    served = {**ENV, "CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(tmp / "srv")}
+    stack = contextlib.ExitStack()
     try:
         build_repo(hooked)
         shutil.copytree(hooked, bare, symlinks=True)
         exe = [sys.executable, "-m", "contextfork"]
         subprocess.run([*exe, "hooks", "install", "--git"], cwd=hooked, env=cold, check=True, capture_output=True)
-        subprocess.run([*exe, "server", "start"], cwd=hooked, env=served, check=True, capture_output=True)
+        served = stack.enter_context(private_server(ENV, tmp / "srv"))
         os.sync()
         rows: dict[str, list[float]] = {"no hooks": [], "hooks, cold": [], "hooks, served": []}
         for i in range(args.runs + 1):
@@ -60,7 +62,7 @@ def main() -> int:
             print(f"git commit, {key:14s} median {med:6.0f} ms{extra}")
         print(f"runs: {args.runs}; load average {os.getloadavg()[0]:.1f}")
     finally:
-        subprocess.run([sys.executable, "-m", "contextfork", "server", "stop"], env=served, capture_output=True, check=False)
+        stack.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

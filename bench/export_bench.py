@@ -20,6 +20,7 @@ interleaved with this one, for before/after figures taken under the same load.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import resource
@@ -30,6 +31,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from served import private_server
 
 # PYTHONDONTWRITEBYTECODE is dropped: an installed contextfork has its bytecode, and with it set
 # (some sandboxes set it) every run would compile the package from source, a third of its time.
@@ -120,7 +124,7 @@ def main() -> int:
     INDEX_AGE = args.index_age
     tmp = Path(tempfile.mkdtemp(prefix="cf-export-bench-"))
     root = tmp / "repo"
-    served_env = {**ENV, "CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(tmp / "srv")}
+    stack = contextlib.ExitStack()
     try:
         t0 = time.perf_counter()
         build_repo(root)
@@ -136,7 +140,7 @@ def main() -> int:
         exe = [sys.executable, "-m", "contextfork"]
         timed([*exe, "export"], root)  # warm the OS cache and .git/info/exclude
         raw_work(root)
-        subprocess.run([*exe, "server", "start"], cwd=root, env=served_env, check=True, capture_output=True)
+        served_env = stack.enter_context(private_server(ENV, tmp / "srv"))
         timed([*exe, "export"], root, served_env)
         other = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
                  "from contextfork.entry import main; sys.exit(main())", str(args.compare)]  # fmt: skip
@@ -182,9 +186,7 @@ def main() -> int:
         if args.keep:
             shutil.copytree(root, args.keep, symlinks=True)
     finally:
-        if (tmp / "srv").is_dir():
-            subprocess.run([sys.executable, "-m", "contextfork", "server", "stop"], cwd=tmp,
-                           env=served_env, capture_output=True, check=False)  # fmt: skip
+        stack.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -19,6 +19,7 @@ The store is built by bench/cold_bench.py's bulk builder (node files + one index
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -34,6 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from cold_bench import _prompts, build_bulk  # noqa: E402
+from served import private_server  # noqa: E402
 
 DEV = (
     HERE.parents[1]
@@ -95,7 +97,7 @@ def main() -> None:
     args = ap.parse_args()
     cmd = command()
     precompile()
-    with tempfile.TemporaryDirectory(prefix="cf-hook-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cf-hook-bench-") as tmp, contextlib.ExitStack() as stack:
         root = Path(tmp) / "repo"
         root.mkdir()
         subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -103,11 +105,10 @@ def main() -> None:
             **os.environ,
             "CLAUDE_CONFIG_DIR": str(Path(tmp) / "claude"),
             "XDG_CACHE_HOME": str(Path(tmp) / "cache"),
-            "CONTEXTFORK_SERVER": "auto" if args.served else "off",
-            "CONTEXTFORK_SERVER_DIR": str(Path(tmp) / "srv"),
+            "CONTEXTFORK_SERVER": "off",
         }
         if args.served:
-            subprocess.run([*cmd, "server", "start"], env=env, check=True, capture_output=True)
+            env = stack.enter_context(private_server(env, Path(tmp) / "srv"))
         store = root / ".contextfork" / "cold" / SESSION
         built = build_bulk(store, args.nodes)
         transcript = Path(tmp) / "session.jsonl"
