@@ -72,8 +72,8 @@ def run(sess: LiveSession, verb: str, args: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": err.one_line()}
     if verb == "status":
         return {"ok": True, "text": f"{status_text(sess)}\n{result.text or ''}"}
-    if verb != "peek":
-        load(sess)
+    if verb != "peek" or (result.data or {}).get("recorded"):
+        load(sess)  # a recorded peek is an expand: the live view takes it now
     return {"ok": True, "text": result.text or ""}
 
 

@@ -204,6 +204,22 @@ def test_pinning_a_folded_step_brings_it_back_raw_and_durable(repo: Repo) -> Non
     assert again.decisions is not None and again.decisions.pinned
 
 
+def test_a_recorded_step_peek_expands_the_step_in_the_live_view_at_once(repo: Repo) -> None:
+    sess = _session(repo.path)
+    msgs = pi_messages(30)
+    _drive(sess, msgs[:-6])
+    assert sess.last_view is not None and sess.last_view.folds
+    folded = next(iter(sess.last_view.folds.values()))[0]
+
+    out = pi_verbs.run(sess, "peek", {"step": folded, "record": True})
+    assert out["ok"], out
+    answers = _drive(sess, msgs)
+
+    assert all(folded not in steps for steps in sess.last_view.folds.values())
+    cid = f"toolu_{folded:04d}"
+    assert any(m["role"] == "toolResult" and m["toolCallId"] == cid for m in _sent(answers[-1]))
+
+
 @pytest.mark.parametrize("args", [{"step": "x"}, {"steps": [5, 1]}, {}])
 def test_a_bad_verb_call_is_an_error_answer_not_a_crash(repo: Repo, args: dict[str, Any]) -> None:
     sess = _session(repo.path)
