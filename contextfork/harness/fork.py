@@ -103,9 +103,11 @@ def build_fork(
     cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[str, int]] = {}
     held: set[int] = set()  # line offsets of steps the agent holds raw
-    briefs: dict[int, str] = {}  # line offset -> the agent's brief of its step
+    # line offset -> the agent's brief, on the first step of its span only (as the renderer
+    # shows it once): repeated on every stub it could outgrow the results it stands for
+    briefs: dict[int, str] = {}
     for step in session.steps:
-        brief = decisions.brief_covering(step.identity) if decisions is not None else None
+        brief = decisions.briefs.get(step.identity) if decisions is not None else None
         for r in step.raw:
             raw.setdefault(r.offset, (r.text, cold_ids.get(step.index, step.index)))
             if decisions is not None and decisions.held_raw(step.identity):
@@ -178,7 +180,7 @@ def build_fork(
                         }
                     )
                     continue
-                b["content"] = stub_text(step_index, body, sha, orig_id, briefs.get(offset))
+                b["content"] = stub_text(step_index, body, sha, orig_id, briefs.pop(offset, None))
                 plan.stubs.append(
                     {"step": step_index, "call_id": call, "chars": len(body), "sha256": sha,
                      "brief": offset in briefs}
