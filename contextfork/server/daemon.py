@@ -172,7 +172,12 @@ class Server:
             return
         if self._status_request(conn):
             return
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as exc:  # EAGAIN/ENOMEM: this command runs cold, the server goes on
+            log(f"cannot fork a command: {exc.strerror}")
+            conn.close()
+            return
         if pid == 0:  # the child never returns from here
             self.sock.close()
             for other in self.children.values():  # other clients must see EOF when we are gone

@@ -4,6 +4,7 @@ of other code, a foreign socket directory or a dead server never change what run
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -392,3 +393,38 @@ def test_a_commits_checkpoint_is_served_when_a_server_runs(repo: Repo, served: S
     assert "contextfork: checkpoint " in proc.stderr
     assert served.served() == before + 1
     assert served.run("validate", cwd=repo.path).returncode == 0
+
+
+def test_a_fork_that_fails_leaves_the_server_up_and_the_client_runs_cold(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+    import socket
+    import tempfile
+
+    from contextfork.server import daemon
+
+    directory = tempfile.mkdtemp(prefix="cfs-", dir="/tmp")
+    server = daemon.Server(os.path.join(directory, "s-test"), "k", 60)
+    try:
+        server.bind()
+        peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        peer.connect(server.path)
+        peer.sendall(b"\x00\x00\x00\x01")  # a command's length header, not a status tag
+
+        def no_fork() -> int:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+        monkeypatch.setattr(os, "fork", no_fork)
+        server._accept()  # must not raise: the loop would end and take the server with it
+        peer.settimeout(5)
+        # The connection ends before any "started" (EOF, or a reset: the request was left
+        # unread), and the client runs the command cold.
+        with contextlib.suppress(ConnectionResetError):
+            assert peer.recv(16) == b""
+        assert server.children == {} and server.served == 0
+        assert "cannot fork a command" in capsys.readouterr().err
+        peer.close()
+    finally:
+        server.close()
+        shutil.rmtree(directory, ignore_errors=True)
