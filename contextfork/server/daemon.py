@@ -334,23 +334,30 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
 
 
 def _stdio_encoding() -> tuple[str, str]:
-    """What the interpreter would pick for the client's environment (PEP 538/540 included)."""
-    forced = os.environ.get("PYTHONIOENCODING")
-    if forced:
-        enc, _, errors = forced.partition(":")
-        return enc or "utf-8", errors or "strict"
-    if os.environ.get("PYTHONUTF8") == "1":
-        return "utf-8", "strict"
+    """What the interpreter would pick for the client's environment: PYTHONIOENCODING (an
+    encoding alone means strict), UTF-8 mode (PYTHONUTF8=1, or the C/POSIX locale, PEP 540),
+    else the locale's encoding, with surrogateescape in the C-like locales (C, POSIX and the
+    PEP 538 coercion targets)."""
     import locale
 
+    forced_enc, _, forced_errors = os.environ.get("PYTHONIOENCODING", "").partition(":")
     try:
         locale.setlocale(locale.LC_CTYPE, "")
+        name = locale.setlocale(locale.LC_CTYPE)
     except locale.Error:
-        return "utf-8", "surrogateescape"
-    name = locale.getlocale(locale.LC_CTYPE)[0]
-    if name in (None, "C", "POSIX"):
-        return "utf-8", "surrogateescape"
-    return locale.getpreferredencoding(False), "strict"
+        name = "C"
+    c_like = name in ("C", "POSIX")
+    utf8_mode = os.environ.get("PYTHONUTF8", "1" if c_like else "0") == "1"
+    encoding = forced_enc or ("utf-8" if utf8_mode else locale.getpreferredencoding(False))
+    if forced_errors:
+        errors = forced_errors
+    elif forced_enc:
+        errors = "strict"
+    elif utf8_mode or c_like or name in ("C.UTF-8", "C.utf8", "UTF-8"):
+        errors = "surrogateescape"
+    else:
+        errors = "strict"
+    return encoding, errors
 
 
 def _reopen_stdio() -> None:

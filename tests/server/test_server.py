@@ -428,3 +428,24 @@ def test_a_fork_that_fails_leaves_the_server_up_and_the_client_runs_cold(
     finally:
         server.close()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.parametrize("env", [
+    {"PYTHONUTF8": "1"}, {"LC_ALL": "C.UTF-8"}, {"LC_ALL": "C"}, {"LC_ALL": "POSIX"},
+    {"LC_ALL": "C", "PYTHONUTF8": "0"}, {"LANG": "C.utf8"}, {"PYTHONIOENCODING": "latin-1"},
+    {"PYTHONIOENCODING": ":replace"}, {"PYTHONIOENCODING": "utf-8:backslashreplace"},
+    {"LC_ALL": "C.UTF-8", "PYTHONUTF8": "0"},
+])
+def test_a_served_commands_stdio_encoding_is_the_one_its_interpreter_would_pick(
+    env: dict[str, str],
+) -> None:
+    """The oracle is the interpreter itself, started with the client's environment."""
+    code = ("import codecs, sys; from contextfork.server.daemon import _stdio_encoding; "
+            "enc, err = _stdio_encoding(); "
+            "print(codecs.lookup(enc).name, err, codecs.lookup(sys.stdout.encoding).name, "
+            "sys.stdout.errors)")  # fmt: skip
+    base = {k: v for k, v in clean_env().items()
+            if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
+    out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True,
+                         text=True, check=True).stdout.split()  # fmt: skip
+    assert out[:2] == out[2:], env
