@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any
 
-from contextfork import testhooks
+from contextfork import envvars, testhooks
 from contextfork.server import client
 
 #: Every contextfork module is imported before the server forks, except these: the MCP server and
@@ -41,7 +41,7 @@ NOT_PRELOADED = (
 )
 #: Third-party modules commands import lazily (templates, the store lock, Typer's help/errors).
 THIRD_PARTY = ("jinja2", "filelock", "rich.console")
-DEFAULT_IDLE = 600.0
+DEFAULT_IDLE = 600  # seconds
 TICK = 1.0
 _reported = threading.Event()  # a served child has sent its exit status to its client
 
@@ -403,10 +403,7 @@ def main(argv: list[str]) -> int:
     if key != client.build_key():
         log("not started: the installed code changed since the client looked")
         return 1
-    try:
-        idle = float(os.environ.get(client.ENV_IDLE, DEFAULT_IDLE))
-    except ValueError:
-        idle = DEFAULT_IDLE
+    idle = float(envvars.positive_int(client.ENV_IDLE, DEFAULT_IDLE))
     started = time.monotonic()
     preload()
     gc.collect()

@@ -317,6 +317,17 @@ def test_an_idle_server_exits_and_removes_its_socket(served: Served) -> None:
             time.sleep(0.1)
 
 
+@pytest.mark.parametrize("idle", ["0", "nan", "-5", "soon"])
+def test_an_idle_time_that_is_not_a_positive_number_of_seconds_means_the_default(
+    served: Served, idle: str
+) -> None:
+    served.env["CONTEXTFORK_SERVER_IDLE"] = idle
+    info = served.start()
+    assert info["idle"] == 600  # neither gone at the first tick nor never gone
+    time.sleep(1.5)
+    assert served.status()["running"] is not None
+
+
 def test_a_server_whose_socket_was_replaced_steps_aside(served: Served) -> None:
     info = served.start()
     os.unlink(info["socket"])
