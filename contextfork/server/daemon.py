@@ -42,6 +42,9 @@ NOT_PRELOADED = (
 #: Third-party modules commands import lazily (templates, the store lock, Typer's help/errors).
 THIRD_PARTY = ("jinja2", "filelock", "rich.console")
 DEFAULT_IDLE = 600  # seconds
+#: The first read of a request (with its descriptors); a larger request is read on after it, so
+#: a command does not allocate the 16 MiB a request may reach.
+FIRST_READ = 64 << 10
 TICK = 1.0
 _reported = threading.Event()  # a served child has sent its exit status to its client
 
@@ -241,7 +244,7 @@ def run_child(conn: socket.socket, key: str) -> int:
     signal.set_wakeup_fd(-1)
     atexit._clear()  # the server's handlers are not the command's
     try:
-        frame, fds, _flags, _addr = socket.recv_fds(conn, client.MAX_MESSAGE + 4, 3)
+        frame, fds, _flags, _addr = socket.recv_fds(conn, FIRST_READ, 3)
         request = _parse_request(frame, conn, fds)
     except (OSError, EOFError, ValueError) as exc:
         with contextlib.suppress(OSError):

@@ -108,6 +108,18 @@ def test_stdin_cwd_and_environment_are_the_clients(repo: Repo, served: Served) -
     assert status.returncode == 0, status.stderr
 
 
+def test_a_request_larger_than_the_first_read_is_read_whole(repo: Repo, served: Served) -> None:
+    from contextfork.server import daemon
+
+    served.start()
+    before = served.served()
+    # The environment travels in the request (one variable may hold at most 128 KiB).
+    big = {f"CONTEXTFORK_BIG_{i}": "x" * (daemon.FIRST_READ // 2) for i in range(6)}
+    proc = served.run("status", cwd=repo.path, env=big)
+    assert proc.returncode == 0, proc.stderr
+    assert served.served() == before + 1
+
+
 def test_the_clients_umask_shapes_the_files_a_served_command_writes(repo: Repo, served: Served) -> None:
     served.start()
     repo.write("notes/x.txt", "x\n")
