@@ -115,9 +115,13 @@ def test_a_request_larger_than_the_first_read_is_read_whole(repo: Repo, served: 
     before = served.served()
     # The environment travels in the request (one variable may hold at most 128 KiB).
     big = {f"CONTEXTFORK_BIG_{i}": "x" * (daemon.FIRST_READ // 2) for i in range(6)}
-    proc = served.run("status", cwd=repo.path, env=big)
+    # Paused after it reported: still counted as running only if the server really ran it
+    # (a refused request would have run cold in the client instead).
+    pause = {"CONTEXTFORK_TEST_PAUSE_AT": "served:reported", "CONTEXTFORK_TEST_PAUSE_S": "3"}
+    proc = served.run("status", cwd=repo.path, env={**big, **pause})
     assert proc.returncode == 0, proc.stderr
     assert served.served() == before + 1
+    assert served.status()["running"]["running"] == 1
 
 
 def test_the_clients_umask_shapes_the_files_a_served_command_writes(repo: Repo, served: Served) -> None:
