@@ -39,7 +39,7 @@ from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point
 
 NODES_DIR = "cold_nodes"
-NODE_PATH = re.compile(r"cold_nodes/step_(\d{6})\.json")
+NODE_PATH = re.compile(r"cold_nodes/step_([0-9]{6})\.json")  # ASCII digits only
 MAX_ENV = "CONTEXTFORK_COLD_PULL_MAX_BYTES"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # one session's nodes, and any one node
 STAGING = ".pull-"  # node files being written, inside the session directory

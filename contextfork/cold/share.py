@@ -41,7 +41,7 @@ from contextfork.testhooks import kill_point
 REF_PREFIX = "refs/contextfork/cold/"
 QUARANTINE_PREFIX = "refs/contextfork/quarantine/cold/"
 TRACKING_PREFIX = "refs/contextfork/remote-cold/"
-_NODE_NAME = re.compile(r"step_(\d{6})\.json")
+_NODE_NAME = re.compile(r"step_([0-9]{6})\.json")  # ASCII digits only (\d takes any script's)
 _STORE_REF = re.compile(r"^(?:\./)?\.contextfork/cold/([^/]+)/?$")
 
 
@@ -206,16 +206,14 @@ def prepare(root: Path, remote: str, session: str) -> Outgoing | None:
 
 
 def _refuse_secrets(outs: list[Outgoing], remote: str) -> CheckFailed:
-    from contextfork.package.secrets import describe
-
     found = [(o.session, p, k) for o in outs for p, k in o.secrets.items()]
     session, path, kinds = found[0]
     more = f" and {len(found) - 1} more node(s)" if len(found) > 1 else ""
     return CheckFailed(
-        f"cold session {session} holds a secret in {describe(path)} ({', '.join(kinds)}){more}; "
+        f"cold session {session} holds a secret in node {path} ({', '.join(kinds)}){more}; "
         f"nothing pushed to {remote}",
         hint="the node escaped redaction (an older contextfork, or an edited store); "
-        "push the other sessions with --session",
+        "`contextfork fold push --session S` pushes the other sessions",
     )
 
 

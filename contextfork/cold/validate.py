@@ -23,7 +23,7 @@ from contextfork.errors import ContextforkError, ExitCode, IntegrityError
 from contextfork.hashing import sha256_file
 from contextfork.paths import contained
 
-_NODE_NAME = re.compile(r"^step_(\d{6})\.json$")
+_NODE_NAME = re.compile(r"^step_([0-9]{6})\.json$")  # ASCII digits only
 VIEW_PARSE_MAX = 16 << 20  # a mismatched view larger than this is reported, not parsed
 INTEGRITY_CODES = frozenset({"tampered", "containment", "symlink", "index_mismatch", "malformed"})
 

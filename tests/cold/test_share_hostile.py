@@ -106,6 +106,7 @@ HOSTILE = {
     "nested-dir": ("cold_nodes", "040000 tree {t}\tdeeper"),
     "stray-name": ("cold_nodes", "100644 blob {b}\tstep_1.json"),
     "step-zero": ("cold_nodes", "100644 blob {b}\tstep_000000.json"),
+    "non-ascii-digits": ("cold_nodes", "100644 blob {b}\tstep_\u0660\u0660\u0660\u0660\u0660\u0661.json"),
     "executable": ("cold_nodes", "100755 blob {b}\tstep_000009.json"),
     "symlink": ("cold_nodes", "120000 blob {b}\tstep_000009.json"),
     "gitlink": ("cold_nodes", "160000 commit {c}\tstep_000009.json"),
