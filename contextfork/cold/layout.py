@@ -103,6 +103,10 @@ def check_step_id(step_id: int) -> int:
     return step_id
 
 
+#: The agent's curation decisions beside a store (contextfork.curate.state reads and writes it).
+CURATION_FILE = "curation.json"
+
+
 @dataclass(frozen=True)
 class StoreLayout:
     root: Path  # <repo>/.contextfork/cold
@@ -118,6 +122,10 @@ class StoreLayout:
 
     def node_path(self, step_id: int) -> Path:
         return self.nodes_dir / f"{step_key(step_id)}.json"
+
+    @property
+    def curation(self) -> Path:
+        return self.dir / CURATION_FILE
 
     @property
     def recall_index(self) -> Path:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contextfork.cold.layout import CURATION_FILE
 from contextfork.errors import IntegrityError
 from contextfork.hashing import canonical_sha256
 from contextfork.layout import state_path
@@ -29,7 +30,7 @@ from contextfork.sessionids import check_session_id
 
 FORMAT = "contextfork-curation"
 VERSION = 1
-FILE_NAME = "curation.json"
+FILE_NAME = CURATION_FILE
 
 
 @dataclass(frozen=True)

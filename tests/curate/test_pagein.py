@@ -35,3 +35,19 @@ def test_a_pin_does_not_beat_better_coverage(repo: Repo, tmp_path: Path) -> None
                   session="p1")
     run_verb(repo.path, "p1", "pin", {"step": 4})
     assert _picked(repo) == [3]
+
+
+def test_a_scan_without_decisions_never_loads_the_curation_module(repo: Repo) -> None:
+    """The prompt hook scans on every prompt; most stores hold no decision."""
+    import subprocess
+    import sys
+
+    _store(repo)
+    code = ("import sys; from contextfork.cold import api; "
+            "api.scan('what ttl_seconds does the redis cache use?', repo=sys.argv[1], session='p1'); "
+            "print('contextfork.curate.state' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code, str(repo.path)], capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    assert out == "False"
+    run_verb(repo.path, "p1", "pin", {"step": 1})
+    assert _picked(repo) == [1]  # with a decision, it is read
