@@ -206,10 +206,8 @@ class BackgroundWriter:
         # One syncfs at publish time will flush everything: no fsync per file then.
         self.fsync_each = not whole_fs_sync_cheap()
 
-    def _write(self, rel: str, data: bytes) -> str | None:
+    def _write(self, rel: str, data: bytes) -> str:
         write_into(self.directory, rel, data)
-        if not self.fsync_each:
-            return None
         path = str(self.directory / rel)
         _fsync_path(path)
         return path
@@ -231,7 +229,7 @@ class BackgroundWriter:
     def wait(self) -> frozenset[str]:
         if self._failure is not None:
             raise self._failure
-        return frozenset(p for job in self._jobs if (p := job.result()) is not None)
+        return frozenset(job.result() for job in self._jobs)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -244,15 +242,18 @@ class BackgroundWriter:
         self.close()
 
 
-def _fsync_tree(root: Path, synced: frozenset[str] = frozenset()) -> None:
+def _fsync_tree(
+    root: Path, synced: frozenset[str] = frozenset(), whole_fs: bool | None = None
+) -> None:
     """fsync every file and directory of a staged tree before it is published (files in
     ``synced`` were fsynced already, by a ``BackgroundWriter``), or flush its whole filesystem
-    at once where that is cheap (``whole_fs_sync_cheap``).
+    at once where that is cheap (``whole_fs``: the writer's own decision, else
+    ``whole_fs_sync_cheap`` now).
 
     fsync releases the GIL, so a small thread pool overlaps the device flushes: one package
     holds a hundred small files and serial fsyncs were a third of export time.
     """
-    if whole_fs_sync_cheap():
+    if whole_fs_sync_cheap() if whole_fs is None else whole_fs:
         sync_filesystem(root)
         return
     files: list[str] = []
@@ -355,13 +356,17 @@ def staging_dir(parent: Path, prefix: str = ".staging-") -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def publish_dir(staged: Path, final: Path, *, synced: frozenset[str] = frozenset()) -> None:
+def publish_dir(staged: Path, final: Path, *, writer: BackgroundWriter | None = None) -> None:
     """Move a fully written staging directory into place in one rename.
 
-    Refuses to replace an existing directory: published packages are immutable. ``synced``:
-    files already fsynced (``BackgroundWriter.wait``).
+    Refuses to replace an existing directory: published packages are immutable. ``writer``:
+    the one that wrote (part of) it; its files already fsynced are not fsynced again, and its
+    choice between an fsync per file and one whole-filesystem flush stands (decided once).
     """
-    _fsync_tree(staged, synced)
+    if writer is None:
+        _fsync_tree(staged)
+    else:
+        _fsync_tree(staged, writer.wait(), whole_fs=not writer.fsync_each)
     if final.exists():
         raise FileExistsError(str(final))
     os.rename(staged, final)

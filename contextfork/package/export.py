@@ -333,7 +333,7 @@ def _write_package(
     }
     atomic.write_into(staging, "manifest.json", atomic.dump_json_bytes(manifest))
     final = packages_dir(root) / package_id
-    atomic.publish_dir(staging, final, synced=writer.wait())
+    atomic.publish_dir(staging, final, writer=writer)
     problems = [
         Problem(
             "warning",

@@ -32,7 +32,7 @@ def test_a_failed_background_write_stops_the_publish(tmp_path: Path) -> None:
         (staging / "blocker").write_bytes(b"a file where a directory must go")
         writer.write("blocker/inside.txt", b"cannot be written")
         with pytest.raises(OSError):
-            atomic.publish_dir(staging, base / "pkg", synced=writer.wait())
+            atomic.publish_dir(staging, base / "pkg", writer=writer)
     assert not (base / "pkg").exists()
 
 
@@ -51,11 +51,26 @@ def test_background_writes_land_whole_before_the_publish(
         for i in range(50):
             writer.write(f"untracked/d{i % 5}/f{i}.bin", bytes([i]) * (i * 100))
         synced = writer.wait()
-        atomic.publish_dir(staging, base / "pkg", synced=synced)
+        atomic.publish_dir(staging, base / "pkg", writer=writer)
     # Either every file was fsynced as written, or the staged tree's filesystem was flushed once.
     assert (len(synced), len(flushed)) == ((0, 1) if whole_fs else (50, 0))
     for i in range(50):
         assert (base / "pkg" / f"untracked/d{i % 5}/f{i}.bin").read_bytes() == bytes([i]) * (i * 100)
+
+
+def test_the_flush_is_decided_once_by_the_writer_not_again_at_publish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = iter([False, True])  # busy when the writer starts, quiet by the publish
+    monkeypatch.setattr(atomic, "whole_fs_sync_cheap", lambda: next(answers))
+    flushed: list[Path] = []
+    monkeypatch.setattr(atomic, "sync_filesystem", flushed.append)
+    base = tmp_path / "packages"
+    with atomic.staging_dir(base) as staging, atomic.BackgroundWriter(staging) as writer:
+        writer.write("untracked/a.txt", b"a")
+        atomic.publish_dir(staging, base / "pkg", writer=writer)
+    assert flushed == []  # every file was fsynced as written: no whole-filesystem flush on top
+    assert (base / "pkg" / "untracked/a.txt").read_bytes() == b"a"
 
 
 def test_a_filesystem_busy_with_other_writes_gets_an_fsync_per_file(
