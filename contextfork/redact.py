@@ -239,14 +239,9 @@ def placeholder(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-def rules_for(lowered: str) -> tuple[Rule, ...]:
-    """The rules one of whose keywords occurs in ``lowered`` (a lowercased text); the others
-    cannot match anywhere in that text."""
-    return tuple(r for r in RULES if any(k in lowered for k in r.keywords))
-
-
 def rules_by_text(lowered: list[str]) -> list[tuple[Rule, ...]]:
-    """``rules_for`` of each of many lowercased texts, found with one search per keyword over
+    """The rules one of whose keywords occurs in each of many lowercased texts (the others
+    cannot match anywhere in that text), found with one search per keyword over
     their concatenation instead of one per keyword and text (scanning the thousands of short
     strings of a package's JSON files). No keyword holds a line end, so each occurrence in
     the newline-joined text lies inside one of the texts."""
@@ -277,7 +272,7 @@ def rules_by_text(lowered: list[str]) -> list[tuple[Rule, ...]]:
 def find_secrets(text: str, rules: tuple[Rule, ...] | None = None) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, kind) spans in ``text``, sorted by start.
 
-    ``rules``: a subset of ``RULES`` known to hold every rule that can match (``rules_for``)."""
+    ``rules``: a subset of ``RULES`` known to hold every rule that can match (``rules_by_text``)."""
     if rules is None:
         rules = RULES
     if not rules:
@@ -339,5 +334,4 @@ __all__ = [
     "placeholder",
     "redact_text",
     "rules_by_text",
-    "rules_for",
 ]

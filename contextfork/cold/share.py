@@ -225,7 +225,7 @@ def prepare_all(root: Path, remote: str, sessions: list[str]) -> list[Outgoing]:
     return outs
 
 
-def send(root: Path, remote: str, outs: list[Outgoing], command: str = "fold push") -> Result:
+def send(root: Path, remote: str, outs: list[Outgoing]) -> Result:
     """Move the local refs to the prepared commits and push them (fast-forward only)."""
     for o in outs:
         if o.commit != o.prev:
@@ -253,7 +253,8 @@ def send(root: Path, remote: str, outs: list[Outgoing], command: str = "fold pus
         "\n" + ln for ln in lines)
     refused = any(p.severity == "error" for p in problems)
     data = {"remote": remote, "sessions": pushed}
-    return Result(command, data=data, problems=problems, exit_code=1 if refused else 0, text=text)
+    return Result("fold push", data=data, problems=problems, exit_code=1 if refused else 0,
+                  text=text)
 
 
 def push(root: Path, remote: str, sessions: list[str] | None = None) -> Result:
@@ -279,8 +280,9 @@ def _pull_one(root: Path, remote: str, session: str, commit: str | None) -> dict
             "indexed": indexed, "unchanged": inc.nodes - indexed}  # fmt: skip
 
 
-def pull(root: Path, remote: str, sessions: list[str] | None = None, *, required: bool = True,
-         command: str = "fold pull") -> Result:  # fmt: skip
+def pull(
+    root: Path, remote: str, sessions: list[str] | None = None, *, required: bool = True
+) -> Result:
     """Fetch sessions (default: every one the remote has) and publish the verified ones.
 
     ``required``: a named session missing on the remote is NotFoundError (else a warning, as
@@ -319,7 +321,7 @@ def pull(root: Path, remote: str, sessions: list[str] | None = None, *, required
     text = f"Pulled {len(pulled)} cold session(s) from {remote}" + "".join(
         f"\n  {s}: {d['nodes']} node(s), {d['indexed']} new here" for s, d in pulled.items())
     code = 3 if any(p.code in ("cold_session_refused", "unsafe_id") for p in problems) else 0
-    return Result(command, data={"remote": remote, "sessions": pulled}, problems=problems,
+    return Result("fold pull", data={"remote": remote, "sessions": pulled}, problems=problems,
                   exit_code=code, text=text)  # fmt: skip
 
 

@@ -14,6 +14,7 @@ modes it leaves: otherwise every parent keeps its HEAD mode, which ``ls-tree`` a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -88,23 +89,15 @@ def check_patches(
             _check_index(root, index_file, result.get(INDEX), meta, head_ok, applies, problems)
 
 
-class _NoIndex:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def _maybe_index(
     root: Path | None, gdir: Path | None, head: str | None, meta: dict[str, Any] | None
 ) -> Any:
     """A temporary index of HEAD (read while the other questions run), when one can be used:
     a full SHA as HEAD, or an unborn HEAD (the empty index)."""
     if root is None or gdir is None or meta is None:
-        return _NoIndex()
+        return contextlib.nullcontext()
     if meta["head"] and head is None:
-        return _NoIndex()  # not a full SHA: checked (and refused) before any read-tree
+        return contextlib.nullcontext()  # not a full SHA: checked (and refused) before any read-tree
     return checks.base_index(root, gdir, head)
 
 

@@ -111,11 +111,6 @@ def _texts_of(rel: str, data: bytes) -> list[tuple[str, str]]:
     return out
 
 
-def file_kinds(rel: str, data: bytes) -> list[str]:
-    """Secret kinds in one package file other than a snapshot or the patch ([] for binary)."""
-    return scan_files({rel: data}).get(PACKAGE_PREFIX + rel, [])
-
-
 def scan_files(files: dict[str, bytes]) -> dict[str, list[str]]:
     """Secrets in a package's files as they will be sent (path in the package → bytes): snapshot
     path for ``untracked/…``, ``git_diff.patch:<path>`` for added lines, ``package:<name>`` else.
@@ -160,17 +155,6 @@ def patch_added_text(patch: bytes) -> dict[str, str]:
     return {path: b"\n".join(lines).decode("utf-8", "replace") for path, lines in added.items() if lines}
 
 
-def scan_patch(patch_file: Path) -> dict[str, list[str]]:
-    """``git_diff.patch:<path>`` → kinds for secrets in lines the patch adds to tracked files."""
-    if not patch_file.is_file() or patch_file.is_symlink():
-        return {}
-    return _scan_patch_bytes(patch_file.read_bytes())
-
-
-def _scan_patch_bytes(patch: bytes) -> dict[str, list[str]]:
-    return scan_files({"git_diff.patch": patch})
-
-
 def describe(path: str) -> str:
     if path.startswith(PATCH_PREFIX):
         return f"lines the patch adds to {path.removeprefix(PATCH_PREFIX)}"
@@ -203,12 +187,10 @@ def problems(found: dict[str, list[str]], severity: Severity = "warning") -> lis
 __all__ = [
     "code_of",
     "describe",
-    "file_kinds",
     "kinds_in",
     "kinds_in_many",
     "patch_added_text",
     "problems",
     "scan_files",
     "scan_package",
-    "scan_patch",
 ]

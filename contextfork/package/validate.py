@@ -72,7 +72,6 @@ class Validation:
     package_dir: Path
     problems: list[Problem]
     manifest: ManifestView | None = None
-    metadata: dict[str, Any] | None = None
 
     @property
     def errors(self) -> list[Problem]:
@@ -293,4 +292,4 @@ def validate_package(pkg: Path, root: Path | None, *, strict: bool = False) -> V
                     f"handoff.json#{where}",
                 )
             )
-    return Validation(pkg, problems, manifest, meta)
+    return Validation(pkg, problems, manifest)
