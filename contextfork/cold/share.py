@@ -142,7 +142,7 @@ def _local_snapshot(root: Path, layout: StoreLayout) -> tuple[dict[str, str], di
         orphans = sorted(set(files) - set(recorded))
         missing = sorted(set(recorded) - set(files))
         kept = sorted(set(files) & set(recorded))
-        shas = gitstate.write_blobs(root, [files[k] for k in kept])
+        shas = gitstate.blob_ids(root, [files[k] for k in kept], write=True)
     if orphans:
         problems.append(Problem("warning", "orphan_node", f"{len(orphans)} node file(s) the index "
                                 "does not list were not pushed (run `contextfork fold index`)", s))  # fmt: skip

@@ -32,7 +32,6 @@ from contextfork.gitstate.core import (
 from contextfork.gitstate.objects import (
     ZERO_SHA,
     PushVerdict,
-    commit_tree,
     delete_ref,
     is_ancestor,
     iter_blobs,
@@ -41,9 +40,9 @@ from contextfork.gitstate.objects import (
     object_sizes,
     object_type,
     push_verdicts,
+    read_blobs,
     set_ref,
     tree_of,
-    write_blobs,
 )
 from contextfork.gitstate.refs import (
     NOTES_REF,
@@ -53,6 +52,7 @@ from contextfork.gitstate.refs import (
     blob_ids,
     commit_files,
     commit_parents,
+    commit_tree,
     count_commits,
     fetch_refs,
     is_signed,
@@ -61,7 +61,6 @@ from contextfork.gitstate.refs import (
     ls_tree_all,
     merge_base,
     push_refs,
-    read_blobs,
     refs_under,
     unpushed_count,
     update_ref,
@@ -171,5 +170,4 @@ __all__ = [
     "update_ref",
     "verify_commit",
     "worktree_tree_sha",
-    "write_blobs",
 ]

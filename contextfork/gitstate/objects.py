@@ -1,16 +1,17 @@
 """Git objects built and read by hand: blobs, trees and commits for the shared cold store.
 
 The cold store travels as ordinary git objects (``refs/contextfork/cold/<session>``), so these
-are the plumbing calls it needs: write blobs from files, make a tree from exact entries, make a
-commit with chosen parents, move a ref only from the value it was read at, ask a remote which
-refs it has, push with a per-ref verdict (a rejected ref is an answer, not a crash), and read
-blobs one at a time with the size git announces checked before a byte of content is read.
+are the plumbing calls it needs besides ``refs`` (blob ids and commits, written there): make a
+tree from exact entries, move a ref only from the value it was read at, ask a remote which refs
+it has, push with a per-ref verdict (a rejected ref is an answer, not a crash), and read blobs
+one at a time with the size git announces checked before a byte of content is read.
 """
 
 from __future__ import annotations
 
 import contextlib
 import subprocess
+import sys
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -18,24 +19,9 @@ from pathlib import Path
 
 from contextfork.errors import GitError
 from contextfork.gitstate.core import _PINNED, git_env, out, run
-from contextfork.gitstate.refs import _ident_env, ref_map
+from contextfork.gitstate.refs import ref_map
 
 ZERO_SHA = "0" * 40
-
-
-def write_blobs(root: Path, files: list[Path]) -> list[str]:
-    """Store each file as a blob (``hash-object -w``, no filters: the exact bytes); their ids."""
-    if not files:
-        return []
-    for f in files:
-        if "\n" in str(f):
-            raise GitError(f"cannot hash {f!r}: a newline in the path")
-    listing = "".join(f"{f}\n" for f in files).encode("utf-8", "surrogateescape")
-    data = run(root, ["hash-object", "-w", "--no-filters", "--stdin-paths"], input=listing).stdout
-    shas = data.decode().split()
-    if len(shas) != len(files):
-        raise GitError(f"git hash-object returned {len(shas)} ids for {len(files)} files")
-    return shas
 
 
 def make_tree(root: Path, entries: list[tuple[str, str, str, str]]) -> str:
@@ -48,14 +34,6 @@ def make_tree(root: Path, entries: list[tuple[str, str, str, str]]) -> str:
         for mode, kind, sha, name in entries
     )
     return run(root, ["mktree", "-z"], input=listing).stdout.decode().strip()
-
-
-def commit_tree(root: Path, tree: str, parents: list[str], message: str) -> str:
-    """A commit of ``tree`` with ``parents`` (in order); an identity is supplied if none is set."""
-    args = ["commit-tree", tree]
-    for p in parents:
-        args += ["-p", p]
-    return run(root, args, input=message.encode("utf-8"), env=_ident_env()).stdout.decode().strip()
 
 
 def tree_of(root: Path, rev: str) -> str:
@@ -170,3 +148,8 @@ def iter_blobs(root: Path, shas: list[str], max_size: int) -> Generator[tuple[st
         proc.wait()
         asker.join()
         proc.stdout.close()
+
+
+def read_blobs(root: Path, shas: list[str]) -> dict[str, bytes]:
+    """Contents of many blobs (no size limit: the caller checked the sizes git announced)."""
+    return dict(iter_blobs(root, shas, sys.maxsize))

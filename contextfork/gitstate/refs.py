@@ -33,12 +33,22 @@ def commit_files(
     """A commit whose tree holds ``files`` (path in tree, source file); returns its SHA.
     ``sign``: signed with the user's configured key (``user.signingkey``, ``gpg.format``)."""
     tree = build_tree(root, None, b"", [("100644", rel, src) for rel, src in files])
-    args = ["commit-tree", tree, "-m", message]
-    if parent:
-        args += ["-p", parent]
+    # commit-tree -m ends the message with a newline, stdin keeps it as given: same bytes as before
+    text = message if message.endswith("\n") else message + "\n"
+    return commit_tree(root, tree, [parent] if parent else [], text, sign=sign)
+
+
+def commit_tree(
+    root: Path, tree: str, parents: list[str], message: str, *, sign: bool = False
+) -> str:
+    """A commit of ``tree`` with ``parents`` (in order); an identity is supplied if none is set.
+    ``sign``: signed with the user's configured key."""
+    args = ["commit-tree", tree]
+    for p in parents:
+        args += ["-p", p]
     if sign:
         args.append("-S")
-    return out(root, *args, env=_ident_env())
+    return run(root, args, input=message.encode("utf-8"), env=_ident_env()).stdout.decode().strip()
 
 
 def is_signed(root: Path, sha: str) -> bool:
@@ -56,13 +66,20 @@ def verify_commit(root: Path, sha: str) -> str | None:
     return lines[0].strip() if lines else "signature does not verify"
 
 
-def blob_ids(root: Path, files: list[Path]) -> list[str]:
-    """Git's blob id of each file, as ``hash-object`` computes it (no filters)."""
+def blob_ids(root: Path, files: list[Path], *, write: bool = False) -> list[str]:
+    """Git's blob id of each file, as ``hash-object`` computes it (no filters: the exact bytes);
+    ``write``: each is stored as a blob too."""
     if not files:
         return []
+    for f in files:
+        if "\n" in str(f):
+            raise GitError(f"cannot hash {f!r}: a newline in the path")
     listing = "".join(f"{f}\n" for f in files).encode("utf-8", "surrogateescape")
-    data = run(root, ["hash-object", "--no-filters", "--stdin-paths"], input=listing).stdout
-    return data.decode().split()
+    args = ["hash-object", *(["-w"] if write else []), "--no-filters", "--stdin-paths"]
+    shas = run(root, args, input=listing).stdout.decode().split()
+    if len(shas) != len(files):
+        raise GitError(f"git hash-object returned {len(shas)} ids for {len(files)} files")
+    return shas
 
 
 def _ident_env() -> dict[str, str]:
@@ -133,24 +150,6 @@ def ls_tree_all(root: Path, rev: str) -> list[TreeEntry]:
         entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape"),
                                  int(size) if size.isdigit() else None))
     return entries
-
-
-def read_blobs(root: Path, shas: list[str]) -> dict[str, bytes]:
-    """Contents of many blobs in one ``cat-file --batch`` process."""
-    if not shas:
-        return {}
-    data = run(root, ["cat-file", "--batch"], input=("\n".join(shas) + "\n").encode()).stdout
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    for sha in shas:
-        nl = data.index(b"\n", pos)
-        header = data[pos:nl].split(b" ")
-        if len(header) != 3:
-            raise GitError(f"git cat-file: object {sha} is missing")
-        size = int(header[2])
-        blobs[sha] = data[nl + 1 : nl + 1 + size]
-        pos = nl + 1 + size + 1
-    return blobs
 
 
 NOTES_REF = "refs/notes/contextfork"
