@@ -12,9 +12,10 @@ from typing import Annotated
 import typer
 
 from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
+from contextfork.curate.args import VERBS
 from contextfork.errors import UsageError
 
-VERB_HELP = "status | peek | expand | refold | pin | unpin | brief | reboundary | unmark"
+VERB_HELP = " | ".join(VERBS)
 
 
 def _span(value: str) -> list[int]:

@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 
 from contextfork.curate.index import FoldIndex, StepEntry
 from contextfork.errors import UsageError
+from contextfork.render.fold import BRIEF_CAP as BRIEF_MAX_CHARS  # a note's cap in the renderer
 
-BRIEF_MAX_CHARS = 2000  # a note's cap in the renderer (fold.BRIEF_CAP)
+#: The verbs, in the order help lists them (the CLI, the MCP tool and pi's tool take the same).
+VERBS = ("status", "peek", "expand", "refold", "pin", "unpin", "brief", "reboundary", "unmark")
 SPAN_MAX = 1000
 
 

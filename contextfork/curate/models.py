@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextfork.render.fold import BRIEF_CAP
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -18,7 +20,7 @@ class _Strict(BaseModel):
 class BriefModel(_Strict):
     key: str = Field(min_length=1, description="stable key of the first step of the fold")
     keys: list[str] = Field(min_length=1, description="stable keys of every step the brief covers")
-    text: str = Field(min_length=1, max_length=2000,
+    text: str = Field(min_length=1, max_length=BRIEF_CAP,
                       description="the agent's own words, verbatim except redacted secrets")
     redactions: int = Field(ge=0, description="secrets replaced by placeholders in text")
 
