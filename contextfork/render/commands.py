@@ -54,10 +54,14 @@ def _decisions(layout: StoreLayout | None, name: str | None) -> Decisions | None
     """The agent's curation of the session (``contextfork context ... --session NAME``: the
     harness's session id, or the --session given here), honoured by the render."""
     from contextfork.curate.state import load_decisions
-    from contextfork.sessionids import SESSION_RE
+    from contextfork.sessionids import check_session_id
 
-    if layout is None or not name or not SESSION_RE.fullmatch(name) or ".." in name:
+    if layout is None or not name:
         return None
+    try:
+        check_session_id(name)
+    except UsageError:
+        return None  # a transcript's odd id names no curation: there is none to honour
     return load_decisions(layout.root.parent.parent, name)
 
 
