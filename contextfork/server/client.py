@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat as _stat  # loaded by os already
 import sys
 import time
 
@@ -66,7 +67,7 @@ def unsafe_dir_reason(path: str) -> str | None:
         st = os.lstat(path)
     except OSError as exc:
         return f"cannot stat {path}: {exc.strerror}"
-    if not os.path.isdir(path) or os.path.islink(path):
+    if not _stat.S_ISDIR(st.st_mode):  # lstat: a symlink to a directory is refused too
         return f"{path} is not a directory"
     if st.st_uid != os.getuid():
         return f"{path} belongs to uid {st.st_uid}"
@@ -76,10 +77,12 @@ def unsafe_dir_reason(path: str) -> str | None:
 
 
 def ensure_dir(path: str) -> str | None:
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    except OSError as exc:
-        return f"cannot create {path}: {exc.strerror}"
+    """Create the directory when it is missing (on every command: one lstat when it exists)."""
+    if not os.path.lexists(path):
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            return f"cannot create {path}: {exc.strerror}"
     return unsafe_dir_reason(path)
 
 
