@@ -113,11 +113,13 @@ ROOT_TREE_MAX = 4096  # the layout's root tree is one entry (37 bytes); room to 
 NODES_TREE_MAX = STEP_MAX * 64  # an entry of cold_nodes is 45 bytes
 
 
-def _check_tree_sizes(root: Path, session: str, commit: str) -> None:
-    """The trees themselves are objects too: a tree of millions of entries is refused from its
-    size before ``ls-tree`` would list it into memory."""
+def _check_objects(root: Path, session: str, commit: str, where: str) -> None:
+    """``commit`` is a commit, and its trees (objects too) are refused from their sizes before
+    ``ls-tree`` would list a tree of millions of entries into memory: one ``cat-file``."""
     trees = {"/": (f"{commit}^{{tree}}", ROOT_TREE_MAX), NODES_DIR: (f"{commit}:{NODES_DIR}", NODES_TREE_MAX)}
-    sizes = gitstate.object_sizes(root, [rev for rev, _limit in trees.values()])
+    sizes = gitstate.object_sizes(root, [commit, *(rev for rev, _limit in trees.values())])
+    if (sizes.get(commit) or ("", 0))[0] != "commit":
+        raise _refuse(session, f"{where} is not a commit")
     for name, (rev, limit) in trees.items():
         found = sizes.get(rev)
         if found is not None and found[0] == "tree" and found[1] > limit:
@@ -162,10 +164,8 @@ def _conflict(session: str, sid: int, why: str) -> IntegrityError:
 def verify_fetched(root: Path, layout: StoreLayout, commit: str, where: str) -> Incoming:
     """Check and verify a fetched commit against the local store, writing nothing."""
     session = layout.session_id
-    if gitstate.object_type(root, commit) != "commit":
-        raise _refuse(session, f"{where} is not a commit")
+    _check_objects(root, session, commit, where)
     layout.ensure_contained()
-    _check_tree_sizes(root, session, commit)
     by_sid = check_tree(session, gitstate.ls_tree_all(root, commit))
     inc = Incoming(session, commit, nodes=len(by_sid))
     local: dict[int, Path] = {}

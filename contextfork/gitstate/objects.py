@@ -40,11 +40,6 @@ def tree_of(root: Path, rev: str) -> str:
     return out(root, "rev-parse", "--verify", "-q", f"{rev}^{{tree}}")
 
 
-def object_type(root: Path, sha: str) -> str | None:
-    proc = run(root, ["cat-file", "-t", sha], check=False)
-    return proc.stdout.decode().strip() if proc.returncode == 0 else None
-
-
 def object_sizes(root: Path, revs: list[str]) -> dict[str, tuple[str, int] | None]:
     """(type, size) of each object ``revs`` name (``cat-file --batch-check``: no content is
     read), None for one that does not exist."""

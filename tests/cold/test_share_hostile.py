@@ -260,3 +260,10 @@ def test_a_push_killed_before_sending_is_completed_by_the_next_one(tmp_path: Pat
     assert again.returncode == 0, again.stderr
     assert again.json()["data"]["sessions"][SESSION]["new_commit"] is False  # the one made before
     assert git(m.remote, "rev-parse", f"{REF_PREFIX}{SESSION}") == made
+
+
+def test_pull_refuses_a_session_ref_that_names_a_blob(two: Machines) -> None:
+    b = blob(two.a, b"not a commit\n")
+    two.a.git("push", "-q", "origin", f"+{b}:{REF_PREFIX}{SESSION}")
+    err = _refused_pull(two)
+    assert "is not a commit" in err
