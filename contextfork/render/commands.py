@@ -141,8 +141,10 @@ def replay_command(
     repo: Path | None = None,
     session_id: str | None = None,
 ) -> Result:
-    """The bill of every policy; the session's curation (pins, briefs, boundary), where the
-    repository holds some, is honoured as `render` and the live harnesses honour it."""
+    """The bill of every policy; the session's curation (pins, briefs, boundary) made through
+    `contextfork context` or the MCP tool, where the repository holds some, is honoured as
+    `render` honours it. Decisions made inside pi live with pi's live store (``<id>-render``,
+    keyed by pi's messages) and are not read here."""
     if ttl is not None and ttl <= 0:
         raise UsageError(f"--ttl must be a positive number of seconds, got {ttl}")
     pols = parse_policies(policies, k=k, budget_tokens=budget)
