@@ -45,11 +45,7 @@ def peek(layout: StoreLayout, entry: StepEntry, args: Mapping[str, object]) -> d
         view = "raw"
         if node.get("content_encoding") != "utf-8":
             raise UsageError(f"peek: step {entry.step_id} holds binary bytes; nothing to show")
-        whole = str(node["content"]).encode("utf-8")
-        if sha256_bytes(whole) != node["payload_sha256"]:  # read_node checked; say it again
-            from contextfork.errors import IntegrityError
-
-            raise IntegrityError(f"step {entry.step_id}: payload does not verify")
+        whole = str(node["content"]).encode("utf-8")  # verified by read_node
     if offset > len(whole):
         raise UsageError(f"peek: offset {offset} is past the end ({len(whole)} bytes)")
     while offset < len(whole) and (whole[offset] & 0xC0) == 0x80:
