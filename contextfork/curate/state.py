@@ -145,11 +145,21 @@ def parse(raw: bytes, where: str) -> Decisions:
 def load_decisions(root: Path, session: str) -> Decisions:
     """The session's decisions, verified; no file yet = no decision (``Decisions()``)."""
     path = decisions_path(root, session)
+    return _read(path, str(path.relative_to(Path(root))), session)
+
+
+def _read(path: Path, where: str, session: str) -> Decisions:
+    """The file at ``path``, verified; never read through a symlink."""
+    if path.is_symlink():
+        from contextfork.errors import UnsafeStateDir
+
+        raise UnsafeStateDir(f"{where} is a symlink; contextfork refuses to read through it",
+                             hint="remove it")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return Decisions(session_id=session)
-    return parse(raw, str(path.relative_to(Path(root))))
+    return parse(raw, where)
 
 
 def save_decisions(root: Path, decisions: Decisions) -> Path:
@@ -165,17 +175,8 @@ def save_decisions(root: Path, decisions: Decisions) -> Path:
 
 def load_for_store(store_dir: Path) -> Decisions:
     """The decisions beside a cold store directory (page-in knows its store, not its repo)."""
-    path = Path(store_dir) / FILE_NAME
-    if path.is_symlink():
-        from contextfork.errors import UnsafeStateDir
-
-        raise UnsafeStateDir(f"{Path(store_dir).name}/{FILE_NAME} is a symlink; contextfork "
-                             "refuses to read through it", hint="remove it")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Decisions(session_id=Path(store_dir).name)
-    return parse(raw, f"{Path(store_dir).name}/{FILE_NAME}")
+    name = Path(store_dir).name
+    return _read(Path(store_dir) / FILE_NAME, f"{name}/{FILE_NAME}", name)
 
 
 def step_ids_of(conn: Any, keys: Iterable[str]) -> frozenset[int]:
