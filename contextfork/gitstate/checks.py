@@ -10,17 +10,21 @@ index, both patches at once: nothing is written, not even the blobs a real apply
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from contextfork.gitstate.core import _decode_err, finish, start
-from contextfork.gitstate.trees import parse_patch_paths, remove_index
+from contextfork.gitstate.core import (
+    _decode_err,
+    commit_exists_finish,
+    commit_exists_start,
+    finish,
+    start,
+)
+from contextfork.gitstate.trees import parse_patch_paths, remove_index, temp_index_path
 
 _HEX_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
@@ -60,23 +64,12 @@ def patch_info(root: Path, patch_file: Path, patch: bytes) -> PendingInfo:
     return PendingInfo(root, patch_file, patch)
 
 
-def commit_exists_start(root: Path, sha: str) -> subprocess.Popen[bytes]:
-    return start(root, ["cat-file", "-e", f"{sha}^{{commit}}"])
-
-
-def commit_exists_finish(proc: subprocess.Popen[bytes]) -> bool:
-    proc.communicate()
-    return proc.returncode == 0
-
-
 class BaseIndex:
     """A temporary index holding the tree of ``base`` (None: the empty index), read in the
     background; ``apply_checks`` waits for it."""
 
     def __init__(self, root: Path, gdir: Path, base: str | None) -> None:
-        fd, self.path = tempfile.mkstemp(prefix=f"contextfork-check-{os.getpid()}-", dir=gdir)
-        os.close(fd)
-        os.unlink(self.path)
+        self.path = temp_index_path(gdir, "check")
         self.root = root
         self._proc: subprocess.Popen[bytes] | None = None
         if base is not None:
@@ -98,7 +91,7 @@ class BaseIndex:
 @contextmanager
 def base_index(root: Path, gdir: Path, base: str | None) -> Iterator[BaseIndex]:
     """``base`` must be a full hex SHA (it is passed to ``read-tree`` as an argument)."""
-    if base is not None and not _HEX_SHA.fullmatch(base):
+    if base is not None and not is_full_sha(base):
         raise ValueError(f"not a full commit SHA: {base!r}")
     idx = BaseIndex(root, gdir, base)
     try:

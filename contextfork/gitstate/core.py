@@ -198,7 +198,17 @@ def head(root: Path) -> Head:
 
 
 def commit_exists(root: Path, sha: str) -> bool:
-    return run(root, ["cat-file", "-e", f"{sha}^{{commit}}"], check=False).returncode == 0
+    return commit_exists_finish(commit_exists_start(root, sha))
+
+
+def commit_exists_start(root: Path, sha: str) -> subprocess.Popen[bytes]:
+    """Ask (in the background) whether ``sha`` names a commit; ``commit_exists_finish`` waits."""
+    return start(root, ["cat-file", "-e", f"{sha}^{{commit}}"])
+
+
+def commit_exists_finish(proc: subprocess.Popen[bytes]) -> bool:
+    proc.communicate()
+    return proc.returncode == 0
 
 
 def resolve_commit(root: Path, rev: str) -> str | None:

@@ -35,16 +35,22 @@ def diff_patch(root: Path, base: str, *, cached: bool = False) -> bytes:
     return run(root, diff_args(base, cached=cached)).stdout
 
 
-def _tmp_index(root: Path, gdir: Path) -> str:
-    fd, path = tempfile.mkstemp(prefix=f"contextfork-index-{os.getpid()}-", dir=gdir)
+def temp_index_path(gdir: Path, kind: str) -> str:
+    """A fresh name for a temporary index in the git dir (``contextfork-<kind>-<pid>-…``, what
+    the sweep of a killed run's leftovers looks for); nothing is left at it."""
+    fd, path = tempfile.mkstemp(prefix=f"contextfork-{kind}-{os.getpid()}-", dir=gdir)
     os.close(fd)
+    os.unlink(path)
+    return path
+
+
+def _tmp_index(root: Path, gdir: Path) -> str:
+    path = temp_index_path(gdir, "index")
     src = gdir / "index"
     if src.exists():
         # copy2 keeps the index file's mtime: git's racy-entry check compares file mtimes with
         # it, and a fresh mtime would make a same-size edit in the same second look unchanged.
         shutil.copy2(src, path)
-    else:
-        os.unlink(path)
     return path
 
 
@@ -160,9 +166,7 @@ def apply_check(
         gdir, real_objs = Path(lines[0]), Path(root, lines[1])
     else:  # a newline inside a path: ask one question at a time
         gdir, real_objs = git_dir(root), common_dir(root) / "objects"
-    fd, idx = tempfile.mkstemp(prefix=f"contextfork-check-{os.getpid()}-", dir=gdir)
-    os.close(fd)
-    os.unlink(idx)
+    idx = temp_index_path(gdir, "check")
     objs = tempfile.mkdtemp(prefix=f"contextfork-objs-{os.getpid()}-", dir=gdir)
     env = {
         "GIT_INDEX_FILE": idx,
@@ -253,13 +257,6 @@ def parse_patch_paths(numstat_z: bytes, summary: bytes) -> tuple[list[str], list
     return paths, [n.decode("utf-8", "backslashreplace") for n in links]
 
 
-def _new_index_path(root: Path) -> str:
-    fd, idx = tempfile.mkstemp(prefix=f"contextfork-lc-{os.getpid()}-", dir=git_dir(root))
-    os.close(fd)
-    os.unlink(idx)
-    return idx
-
-
 def _add_snapshots(
     root: Path, env: dict[str, str], snapshot_root: Path, files: list[tuple[str, str]]
 ) -> None:
@@ -298,7 +295,7 @@ def build_tree(
     stored byte-exact, unless ``snapshot_root`` says they are snapshots of work-tree files
     (``snapshot_root / path``): those go through git's own conversion, as ``add -A`` did.
     """
-    idx = _new_index_path(root)
+    idx = temp_index_path(git_dir(root), "lc")
     env = {"GIT_INDEX_FILE": idx}
     try:
         run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
