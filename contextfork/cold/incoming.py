@@ -22,7 +22,6 @@ with nothing written locally:
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,14 @@ from typing import Any
 from contextfork import atomic, gitstate
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
-from contextfork.cold.layout import STEP_MAX, StoreLayout, policy_sha256, step_key, store_lock
+from contextfork.cold.layout import (
+    STEP_MAX,
+    StoreLayout,
+    policy_sha256,
+    step_key,
+    step_of_name,
+    store_lock,
+)
 from contextfork.cold.node import verify_node
 from contextfork.envvars import positive_int
 from contextfork.errors import ContextforkError, GitError, IntegrityError
@@ -39,7 +45,6 @@ from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point
 
 NODES_DIR = "cold_nodes"
-NODE_PATH = re.compile(r"cold_nodes/step_([0-9]{6})\.json")  # ASCII digits only
 MAX_ENV = "CONTEXTFORK_COLD_PULL_MAX_BYTES"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # one session's nodes, and any one node
 STAGING = ".pull-"  # node files being written, inside the session directory
@@ -79,14 +84,20 @@ def _entry_problem(e: gitstate.TreeEntry) -> str | None:
         return f"tree entry {e.path!r} is a gitlink (submodule)"
     if e.kind != "blob" or e.mode != "100644":
         return f"tree entry {e.path!r} is a {e.kind} of mode {e.mode}, not a regular file"
-    m = NODE_PATH.fullmatch(e.path)
-    if not m:
+    sid = node_step(e.path)
+    if sid is None:
         return f"tree entry {e.path!r} is not a node of the layout cold_nodes/step_NNNNNN.json"
-    if not 1 <= int(m.group(1)) <= STEP_MAX:
+    if not 1 <= sid <= STEP_MAX:
         return f"tree entry {e.path!r} names no valid step id"
     if e.size is None:
         return f"git reports no size for {e.path!r}"
     return None
+
+
+def node_step(path: str) -> int | None:
+    """The step id of a tree path ``cold_nodes/step_NNNNNN.json``; None for any other path."""
+    directory, _, name = path.partition("/")
+    return step_of_name(name) if directory == NODES_DIR else None
 
 
 def check_tree(session: str, entries: list[gitstate.TreeEntry]) -> dict[int, gitstate.TreeEntry]:
@@ -97,7 +108,8 @@ def check_tree(session: str, entries: list[gitstate.TreeEntry]) -> dict[int, git
         problem = _entry_problem(e)
         if problem:
             raise _refuse(session, problem)
-        sid = int(e.path[len("cold_nodes/step_") : -len(".json")])
+        sid = node_step(e.path)
+        assert sid is not None  # _entry_problem refused any other path
         if sid in out:
             raise _refuse(session, f"tree lists {e.path!r} twice")
         out[sid] = e

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,15 @@ def policy_sha256(policy: dict[str, object]) -> str:
 
 def step_key(step_id: int) -> str:
     return f"step_{step_id:06d}"
+
+
+_NODE_FILE = re.compile(r"step_([0-9]{6})\.json")  # ASCII digits: \d takes any script's
+
+
+def step_of_name(name: str) -> int | None:
+    """The step id a node file's name (``step_NNNNNN.json``) gives; None for any other name."""
+    m = _NODE_FILE.fullmatch(name)
+    return int(m.group(1)) if m else None
 
 
 def check_step_id(step_id: int) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
-from contextfork.cold.layout import StoreLayout, policy_sha256, store_lock
+from contextfork.cold.layout import StoreLayout, policy_sha256, step_of_name, store_lock
 from contextfork.cold.node import verify_node
 from contextfork.errors import ContextforkError, IntegrityError
 
@@ -62,12 +62,13 @@ def rebuild(layout: StoreLayout, *, discard_old: bool) -> Rebuilt:
                 idx.clear(conn)
                 for name in node_names(layout):
                     path = layout.nodes_dir / name
-                    if path.is_symlink() or not name.startswith("step_"):
+                    sid = step_of_name(name)
+                    if path.is_symlink() or sid is None:
                         out.skipped.append(name)
                         continue
                     try:
                         node = verify_node(path.read_bytes(), where=name,
-                                           step_id=int(path.stem.split("_")[1]))  # fmt: skip
+                                           step_id=sid)  # fmt: skip
                     except (ContextforkError, ValueError, OSError):
                         out.skipped.append(name)
                         continue

@@ -30,8 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from contextfork import gitstate
-from contextfork.cold.incoming import NODE_PATH, NODES_DIR, publish, verify_fetched
-from contextfork.cold.layout import StoreLayout, check_session_id, layout_for, step_key, store_lock
+from contextfork.cold.incoming import NODES_DIR, node_step, publish, verify_fetched
+from contextfork.cold.layout import (
+    StoreLayout,
+    check_session_id,
+    layout_for,
+    step_key,
+    step_of_name,
+    store_lock,
+)
 from contextfork.cold.node import payload_bytes_of, verify_node
 from contextfork.cold.rebuild import node_names
 from contextfork.envelope import Problem, Result
@@ -41,7 +48,6 @@ from contextfork.testhooks import kill_point
 REF_PREFIX = "refs/contextfork/cold/"
 QUARANTINE_PREFIX = "refs/contextfork/quarantine/cold/"
 TRACKING_PREFIX = "refs/contextfork/remote-cold/"
-_NODE_NAME = re.compile(r"step_([0-9]{6})\.json")  # ASCII digits only (\d takes any script's)
 _STORE_REF = re.compile(r"^(?:\./)?\.contextfork/cold/([^/]+)/?$")
 
 
@@ -81,7 +87,7 @@ def _tree_nodes(root: Path, commit: str | None) -> dict[str, str]:
     if not commit:
         return {}
     return {e.path.removeprefix(f"{NODES_DIR}/"): e.sha for e in gitstate.ls_tree_all(root, commit)
-            if NODE_PATH.fullmatch(e.path)}  # fmt: skip
+            if node_step(e.path) is not None}  # fmt: skip
 
 
 @dataclass
@@ -121,12 +127,12 @@ def _store_files(layout: StoreLayout) -> tuple[dict[int, Path], list[Problem]]:
         if path.is_symlink():
             raise IntegrityError(f"cold session {layout.session_id}: {NODES_DIR}/{name} is a "
                                  "symlink; nothing pushed", hint="run `contextfork fold validate`")  # fmt: skip
-        m = _NODE_NAME.fullmatch(name)
-        if not m or not path.is_file():
+        sid = step_of_name(name)
+        if sid is None or not path.is_file():
             problems.append(Problem("warning", "stray_file", "not a node file; not pushed",
                                     f"{layout.session_id}/{NODES_DIR}/{name}"))  # fmt: skip
             continue
-        files[int(m.group(1))] = path
+        files[sid] = path
     return files, problems
 
 

@@ -9,12 +9,11 @@ problem. Integrity problems map to exit code 3, other errors to 1.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from contextfork.cold import index as idx
 from contextfork.cold.evict import load_log, load_turn
-from contextfork.cold.layout import StoreLayout, policy_sha256
+from contextfork.cold.layout import StoreLayout, policy_sha256, step_of_name
 from contextfork.cold.node import verify_node
 from contextfork.cold.rebuild import node_names
 from contextfork.cold.store import load_policy
@@ -23,7 +22,6 @@ from contextfork.errors import ContextforkError, ExitCode, IntegrityError
 from contextfork.hashing import sha256_file
 from contextfork.paths import contained
 
-_NODE_NAME = re.compile(r"^step_([0-9]{6})\.json$")  # ASCII digits only
 VIEW_PARSE_MAX = 16 << 20  # a mismatched view larger than this is reported, not parsed
 INTEGRITY_CODES = frozenset({"tampered", "containment", "symlink", "index_mismatch", "malformed"})
 
@@ -50,18 +48,18 @@ def check_nodes(layout: StoreLayout) -> tuple[list[Problem], dict[int, dict[str,
     for name in node_names(layout):
         path = layout.nodes_dir / name
         rel = f"cold_nodes/{path.name}"
-        m = _NODE_NAME.match(path.name)
+        sid = step_of_name(path.name)
         if path.is_symlink():
             problems.append(_err("symlink", "node file is a symlink (may escape the store)", rel))
             continue
-        if not m:
+        if sid is None:
             problems.append(Problem("warning", "stray_file", "not a cold node file name", rel))
             continue
         if not contained(layout.dir, path):
             problems.append(_err("containment", "node file resolves outside the store", rel))
             continue
         try:
-            node = verify_node(path.read_bytes(), where=rel, step_id=int(m.group(1)))
+            node = verify_node(path.read_bytes(), where=rel, step_id=sid)
         except IntegrityError as err:
             problems.append(_err("tampered", err.message, rel))
             continue
