@@ -144,7 +144,7 @@ def recorded_identities(layout: StoreLayout) -> dict[int, str]:
     if not layout.sqlite.exists():
         return {}
     with idx.opened(layout) as conn:
-        return {int(r[0]): str(r[1]) for r in conn.execute("SELECT step_id, artifact_sha256 FROM nodes")}
+        return idx.identities(conn)
 
 
 def _verified(raw: bytes, sid: int, where: str, session: str) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def verify_fetched(root: Path, layout: StoreLayout, commit: str, where: str) -> 
 def _recheck(layout: StoreLayout, inc: Incoming, conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Under the lock: the local store may have changed since verification. Returns the nodes
     to index (new and adopted), refusing a conflict before anything is written."""
-    recorded = {int(r[0]): str(r[1]) for r in conn.execute("SELECT step_id, artifact_sha256 FROM nodes")}
+    recorded = idx.identities(conn)
     to_index: list[dict[str, Any]] = []
     still_new: list[tuple[bytes, dict[str, Any]]] = []
     for raw, node in inc.new:

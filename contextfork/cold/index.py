@@ -147,6 +147,11 @@ def add_node(conn: sqlite3.Connection, node: dict[str, Any]) -> None:
                  "ON CONFLICT(key) DO UPDATE SET value='0'")
 
 
+def identities(conn: sqlite3.Connection) -> dict[int, str]:
+    """Step id → artifact_sha256 of every indexed node (what a step's content was recorded as)."""
+    return {int(r[0]): str(r[1]) for r in conn.execute("SELECT step_id, artifact_sha256 FROM nodes")}
+
+
 def node_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0])
 

@@ -49,8 +49,7 @@ def rebuild(layout: StoreLayout, *, discard_old: bool) -> Rebuilt:
         try:
             with idx.opened(layout) as conn:
                 if not discard_old:
-                    recorded = {int(r[0]): str(r[1]) for r in
-                                conn.execute("SELECT step_id, artifact_sha256 FROM nodes")}  # fmt: skip
+                    recorded = idx.identities(conn)
         except idx.UnreadableIndex:
             if not discard_old:
                 raise
