@@ -62,28 +62,38 @@ def build(areas: tuple[str, ...] | None = None) -> typer.Typer:
     return app
 
 
+def _area(args: list[str]) -> str | None:
+    """The area whose command ``args`` name (None: the whole app, e.g. for ``--help``)."""
+    return _AREA_OF.get(args[0]) if args else None
+
+
 def app_for(args: list[str]) -> typer.Typer:
     """The smallest app that runs ``args`` exactly as the whole app would."""
-    area = _AREA_OF.get(args[0]) if args else None
+    area = _area(args)
     return build((area,) if area else None)
 
 
 _COMMANDS: dict[str | None, Any] = {}
 
 
-def command_for(args: list[str]) -> Any:
-    """The click command of ``app_for(args)``, built once per area and process: Typer rebuilds
-    it on every call (~10 ms), which a warm server (contextfork.server) would pay per command."""
-    area = _AREA_OF.get(args[0]) if args else None
+def _command(area: str | None) -> Any:
+    """The click command of one area's app (None: the whole app), built once per process:
+    Typer rebuilds it on every call (~10 ms), which a warm server (contextfork.server) would
+    pay per command."""
     if area not in _COMMANDS:
-        _COMMANDS[area] = typer.main.get_command(app_for(args))
+        _COMMANDS[area] = typer.main.get_command(build((area,) if area else None))
     return _COMMANDS[area]
+
+
+def command_for(args: list[str]) -> Any:
+    """The click command of ``app_for(args)``."""
+    return _command(_area(args))
 
 
 def warm() -> None:
     """Build every area's command now (the command server, before it forks)."""
     for area in (*AREAS, None):
-        command_for([AREAS[area][0]] if area else [])
+        _command(area)
 
 
 def __getattr__(name: str) -> Any:
