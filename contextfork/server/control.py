@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any
@@ -111,7 +112,7 @@ def start() -> Result:
     info = _ask(path, "status")
     if info is None:
         marker = path + ".starting"
-        if os.path.lexists(marker):
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(marker)  # asked for explicitly: no back-off
         client.spawn(path, key)
         deadline = time.monotonic() + START_TIMEOUT

@@ -2,11 +2,12 @@
 
 The parent is single-threaded (forking a threaded process copies locks held by other threads)
 and does four things: accept, fork, reap children, and send each client the way its command
-ended, as ``waitpid`` saw it (an exit status or the signal that killed it). Everything the
-command needs from the client is applied in the child before the command runs: descriptors
-0-2, working directory, environment, umask, locale-dependent stdio. The server exits after
-``CONTEXTFORK_SERVER_IDLE`` seconds without a command (600 by default), when its socket is
-removed or replaced, on SIGTERM, or when a request names other code than it runs.
+ended, as ``waitpid`` saw it (a command that returns has already sent its exit status itself).
+Everything the command needs from the client is applied in the child before the command runs:
+descriptors 0-2, working directory, environment, umask, locale-dependent stdio; a request that
+names other code than the server runs is refused there, before anything runs. The server exits
+after ``CONTEXTFORK_SERVER_IDLE`` seconds without a command (600 by default), when its socket
+is removed or replaced, on SIGTERM or SIGINT, or on ``contextfork server stop``.
 """
 
 from __future__ import annotations
