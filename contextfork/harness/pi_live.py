@@ -95,10 +95,8 @@ def _named(d: Decisions) -> set[str]:
 def live_policy(name: str, context_window: int | None, budget: int | None, k: int,
                 adaptive: bool) -> Policy:
     """The named policy; its epoch budget a share of pi's model window when pi tells us one."""
-    from contextfork.render.policies import BUDGET_SHARE, REFOLD_BUDGET_SHARE
-
-    if budget is None and context_window:
-        share = REFOLD_BUDGET_SHARE if name == "refold" else BUDGET_SHARE
+    share = policy(name).budget_share
+    if budget is None and context_window and share:
         budget = int(share * context_window)
     # No reminder in the tail: its wording (`restore N` as a shell command) is mini-swe-agent's;
     # pi's model gets the contextfork_context tool instead. STALE lines still count if written.
@@ -211,15 +209,13 @@ class LiveSession:
     def layout(self) -> Any:
         """``<repo>/.contextfork/cold/<session>-render``; outside a git repository the user's
         cache (as the mini-swe-agent class does)."""
-        import os
-
         from contextfork.cold.layout import layout_at, layout_for
+        from contextfork.layout import cache_dir
 
         sid = self.store_session()
         if self.root is not None:
             return layout_for(self.root, sid)
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return layout_at(Path(cache) / "contextfork" / "cold" / sid)
+        return layout_at(cache_dir("cold", sid))
 
     def store_session(self) -> str:
         """The cold-store session of this history's originals (``<session>-render``)."""
