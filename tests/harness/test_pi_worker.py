@@ -184,12 +184,17 @@ def test_pi_worker_command_runs_the_json_lines_loop(repo: Repo) -> None:
     assert answers[1]["ok"] and answers[1]["plan"] is None  # a short session goes untouched
 
 
-def test_pinning_a_folded_step_brings_it_back_raw_and_durable(repo: Repo) -> None:
+def _folded_midway(repo: Repo) -> tuple[LiveSession, list[dict[str, Any]], int]:
+    """A live session driven to a fold, its whole history, and one step it folded."""
     sess = _session(repo.path)
     msgs = pi_messages(30)
     _drive(sess, msgs[:-6])
     assert sess.last_view is not None and sess.last_view.folds
-    folded = next(iter(sess.last_view.folds.values()))[0]
+    return sess, msgs, next(iter(sess.last_view.folds.values()))[0]
+
+
+def test_pinning_a_folded_step_brings_it_back_raw_and_durable(repo: Repo) -> None:
+    sess, msgs, folded = _folded_midway(repo)
 
     out = pi_verbs.run(sess, "pin", {"step": folded})
     assert out["ok"], out
@@ -205,11 +210,7 @@ def test_pinning_a_folded_step_brings_it_back_raw_and_durable(repo: Repo) -> Non
 
 
 def test_a_recorded_step_peek_expands_the_step_in_the_live_view_at_once(repo: Repo) -> None:
-    sess = _session(repo.path)
-    msgs = pi_messages(30)
-    _drive(sess, msgs[:-6])
-    assert sess.last_view is not None and sess.last_view.folds
-    folded = next(iter(sess.last_view.folds.values()))[0]
+    sess, msgs, folded = _folded_midway(repo)
 
     out = pi_verbs.run(sess, "peek", {"step": folded, "record": True})
     assert out["ok"], out
