@@ -265,6 +265,7 @@ def send(root: Path, remote: str, outs: list[Outgoing]) -> Result:
 
 def push(root: Path, remote: str, sessions: list[str] | None = None) -> Result:
     """Push the given sessions (default: every local one); see the module docstring."""
+    gitstate.operand(remote, "remote name")  # before any session commit is made
     names = [check_session_id(s) for s in sessions] if sessions else local_sessions(root)
     if not names:
         raise NotFoundError("no cold store sessions to push", hint="fold something first")
@@ -294,6 +295,7 @@ def pull(
     ``required``: a named session missing on the remote is NotFoundError (else a warning, as
     for sessions a pulled package references). One refused session among several is reported
     (exit 3) while the others are published; a single one refused raises its IntegrityError."""
+    gitstate.operand(remote, "remote name")
     wanted = [check_session_id(s) for s in sessions] if sessions is not None else None
     on_remote = {n[len(REF_PREFIX):]: sha for n, sha in
                  gitstate.ls_remote(root, remote, f"{REF_PREFIX}*").items()}  # fmt: skip

@@ -22,6 +22,7 @@ from contextfork.gitstate.core import (
     commit_exists_finish,
     commit_exists_start,
     finish,
+    operand,
     start,
 )
 from contextfork.gitstate.trees import parse_patch_paths, remove_index, temp_index_path
@@ -73,7 +74,7 @@ class BaseIndex:
         self.root = root
         self._proc: subprocess.Popen[bytes] | None = None
         if base is not None:
-            self._proc = start(root, ["read-tree", base], env={"GIT_INDEX_FILE": self.path})
+            self._proc = start(root, ["read-tree", "--end-of-options", operand(base)], env={"GIT_INDEX_FILE": self.path})
 
     def ready(self) -> None:
         if self._proc is not None:

@@ -52,6 +52,20 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def operand(value: str, what: str = "revision") -> str:
+    """``value`` when git can only read it as an operand; refused with one line otherwise.
+
+    A remote name or revision that begins with ``-`` reaches git as an option
+    (``--upload-pack=CMD`` runs a program), and a line end or NUL splits a ``--stdin`` list.
+    Calls also put ``--end-of-options`` before operands; this check makes the refusal say which
+    value was wrong instead of relying on git's error for it.
+    """
+    if not value or value.startswith("-") or "\n" in value or "\0" in value or "\r" in value:
+        why = "begins with '-'" if value.startswith("-") else "is empty or holds a line end or NUL"
+        raise UsageError(f"{what} {value!r} {why}: refused (git would read it as an option)")
+    return value
+
+
 def _decode_err(data: bytes) -> str:
     lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
     return lines[0].strip() if lines else "unknown error"
@@ -203,7 +217,7 @@ def commit_exists(root: Path, sha: str) -> bool:
 
 def commit_exists_start(root: Path, sha: str) -> subprocess.Popen[bytes]:
     """Ask (in the background) whether ``sha`` names a commit; ``commit_exists_finish`` waits."""
-    return start(root, ["cat-file", "-e", f"{sha}^{{commit}}"])
+    return start(root, ["cat-file", "-e", "--end-of-options", f"{operand(sha)}^{{commit}}"])
 
 
 def commit_exists_finish(proc: subprocess.Popen[bytes]) -> bool:
@@ -212,7 +226,8 @@ def commit_exists_finish(proc: subprocess.Popen[bytes]) -> bool:
 
 
 def resolve_commit(root: Path, rev: str) -> str | None:
-    proc = run(root, ["rev-parse", "-q", "--verify", f"{rev}^{{commit}}"], check=False)
+    args = ["rev-parse", "-q", "--verify", "--end-of-options", f"{operand(rev)}^{{commit}}"]
+    proc = run(root, args, check=False)
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import GitError
-from contextfork.gitstate.core import _PINNED, git_env, out, run
+from contextfork.gitstate.core import _PINNED, git_env, operand, out, run
 from contextfork.gitstate.refs import ref_map
 
 ZERO_SHA = "0" * 40
@@ -37,7 +37,7 @@ def make_tree(root: Path, entries: list[tuple[str, str, str, str]]) -> str:
 
 
 def tree_of(root: Path, rev: str) -> str:
-    return out(root, "rev-parse", "--verify", "-q", f"{rev}^{{tree}}")
+    return out(root, "rev-parse", "--verify", "-q", "--end-of-options", f"{operand(rev)}^{{tree}}")
 
 
 def object_sizes(root: Path, revs: list[str]) -> dict[str, tuple[str, int] | None]:
@@ -55,22 +55,25 @@ def object_sizes(root: Path, revs: list[str]) -> dict[str, tuple[str, int] | Non
 
 def is_ancestor(root: Path, a: str, b: str) -> bool:
     """``a`` is ``b`` or one of its ancestors."""
-    return run(root, ["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
+    args = ["merge-base", "--is-ancestor", "--end-of-options", operand(a), operand(b)]
+    return run(root, args, check=False).returncode == 0
 
 
 def set_ref(root: Path, ref: str, new: str, old: str | None) -> None:
     """Move ``ref`` to ``new`` only if it still holds ``old`` (None: only if it does not exist),
     so two writers racing on the same ref cannot lose each other's commit."""
-    run(root, ["update-ref", "-m", "contextfork", ref, new, old or ZERO_SHA])
+    args = ["update-ref", "-m", "contextfork", "--end-of-options", operand(ref, "ref")]
+    run(root, [*args, operand(new), old or ZERO_SHA])
 
 
 def delete_ref(root: Path, ref: str) -> None:
-    run(root, ["update-ref", "-d", ref], check=False)
+    run(root, ["update-ref", "-d", "--end-of-options", operand(ref, "ref")], check=False)
 
 
 def ls_remote(root: Path, remote: str, pattern: str) -> dict[str, str]:
     """The refs ``remote`` has under ``pattern`` (e.g. ``refs/contextfork/cold/*``): name → sha."""
-    return ref_map(out(root, "ls-remote", "--refs", remote, pattern))
+    remote = operand(remote, "remote name")
+    return ref_map(out(root, "ls-remote", "--refs", "--end-of-options", remote, pattern))
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,8 @@ def push_verdicts(root: Path, remote: str, refspecs: list[str]) -> list[PushVerd
     A rejected ref (the remote moved on: not a fast-forward) is a verdict the caller explains;
     only a push that could not run at all (no such remote, no network) raises GitError.
     """
-    proc = run(root, ["push", "--porcelain", remote, *refspecs], check=False)
+    args = ["push", "--porcelain", "--end-of-options", operand(remote, "remote name")]
+    proc = run(root, [*args, *refspecs], check=False)
     verdicts: list[PushVerdict] = []
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
         parts = line.split("\t")

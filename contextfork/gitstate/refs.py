@@ -7,22 +7,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import GitError
-from contextfork.gitstate.core import head, out, run
+from contextfork.gitstate.core import head, operand, out, run
 from contextfork.gitstate.trees import build_tree
 
 
 def left_right_count(root: Path, a: str, b: str) -> tuple[int, int]:
     """(commits only in ``a``, commits only in ``b``) — behind/ahead of ``b`` relative to ``a``."""
-    left, right = out(root, "rev-list", "--left-right", "--count", f"{a}...{b}").split()
+    left, right = out(root, "rev-list", "--left-right", "--count", "--end-of-options",
+                      f"{operand(a)}...{operand(b)}").split()
     return int(left), int(right)
 
 
 def count_commits(root: Path, rev: str) -> int:
-    return int(out(root, "rev-list", "--count", rev))
+    return int(out(root, "rev-list", "--count", "--end-of-options", operand(rev)))
 
 
 def merge_base(root: Path, a: str, b: str) -> str | None:
-    proc = run(root, ["merge-base", a, b], check=False)
+    proc = run(root, ["merge-base", "--end-of-options", operand(a), operand(b)], check=False)
     return (proc.stdout.decode().strip() or None) if proc.returncode == 0 else None
 
 
@@ -53,13 +54,13 @@ def commit_tree(
 
 def is_signed(root: Path, sha: str) -> bool:
     """The commit carries a signature header (whether it verifies is ``verify_commit``'s job)."""
-    header = run(root, ["cat-file", "commit", sha]).stdout.split(b"\n\n", 1)[0]
+    header = run(root, ["cat-file", "commit", "--end-of-options", operand(sha)]).stdout.split(b"\n\n", 1)[0]
     return any(line.startswith(b"gpgsig") for line in header.split(b"\n"))
 
 
 def verify_commit(root: Path, sha: str) -> str | None:
     """None when git verifies the commit's signature, else git's first line of complaint."""
-    proc = run(root, ["verify-commit", sha], check=False)
+    proc = run(root, ["verify-commit", "--end-of-options", operand(sha)], check=False)
     if proc.returncode == 0:
         return None
     lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
@@ -94,7 +95,7 @@ def _ident_env() -> dict[str, str]:
 
 
 def update_ref(root: Path, ref: str, sha: str) -> None:
-    run(root, ["update-ref", ref, sha])
+    run(root, ["update-ref", "--end-of-options", operand(ref, "ref"), operand(sha)])
 
 
 def refs_under(root: Path, prefix: str) -> dict[str, str]:
@@ -112,20 +113,23 @@ def ref_map(data: str) -> dict[str, str]:
 
 
 def push_refs(root: Path, remote: str, refspecs: list[str]) -> None:
-    run(root, ["push", "--quiet", remote, *refspecs])
+    run(root, ["push", "--quiet", "--end-of-options", operand(remote, "remote name"), *refspecs])
 
 
 def fetch_refs(root: Path, remote: str, *refspecs: str) -> None:
-    run(root, ["fetch", "--quiet", "--no-tags", remote, *refspecs])
+    args = ["fetch", "--quiet", "--no-tags", "--end-of-options", operand(remote, "remote name")]
+    run(root, [*args, *refspecs])
 
 
 def commit_parents(root: Path, sha: str) -> list[str]:
-    return out(root, "rev-list", "--parents", "-n1", sha).split()[1:]
+    return out(root, "rev-list", "--parents", "-n1", "--end-of-options", operand(sha)).split()[1:]
 
 
 def unpushed_count(root: Path, sha: str, remote: str) -> int:
     """Commits reachable from ``sha`` that no remote-tracking ref of ``remote`` holds."""
-    return int(out(root, "rev-list", "--count", sha, "--not", f"--remotes={remote}"))
+    # No --end-of-options here: --not and --remotes= follow the revision.
+    operand(remote, "remote name")
+    return int(out(root, "rev-list", "--count", operand(sha), "--not", f"--remotes={remote}"))
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,8 @@ class TreeEntry:
 def ls_tree_all(root: Path, rev: str) -> list[TreeEntry]:
     """Every entry of ``rev``'s tree, recursively, with blob sizes (``--long``): callers can
     refuse an oversized object before anything reads it."""
-    data = run(root, ["ls-tree", "-r", "-z", "--long", "--full-tree", rev]).stdout
+    args = ["ls-tree", "-r", "-z", "--long", "--full-tree", "--end-of-options", operand(rev)]
+    data = run(root, args).stdout
     entries = []
     for rec in data.split(b"\0"):
         if not rec:

@@ -16,6 +16,7 @@ from contextfork.gitstate.core import (
     finish,
     git_dir,
     git_env,
+    operand,
     out,
     run,
 )
@@ -26,9 +27,13 @@ def diff_args(base: str, *, cached: bool = False) -> list[str]:
     """Staged + unstaged changes of tracked paths against ``base`` as an exact binary patch
     (``cached``: the staged changes only, i.e. the index against ``base``)."""
     return [
-        "diff", *(["--cached"] if cached else []), base, "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
+        "diff", *(["--cached"] if cached else []), operand(base), "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
         "--no-renames", "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/",
     ]  # fmt: skip
+
+
+def _read_tree(tree: str | None) -> list[str]:
+    return ["read-tree", "--end-of-options", operand(tree)] if tree else ["read-tree", "--empty"]
 
 
 def diff_patch(root: Path, base: str, *, cached: bool = False) -> bytes:
@@ -174,7 +179,7 @@ def apply_check(
         "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real_objs.resolve()),
     }
     try:
-        run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
+        run(root, _read_tree(base), env=env)
         proc = run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env, check=False)
         if proc.returncode != 0:
             return _decode_err(proc.stderr), {}
@@ -195,7 +200,7 @@ def ls_tree_modes(root: Path, rev: str, paths: list[str]) -> dict[str, str]:
     """Mode of each existing path at ``rev`` (e.g. '120000' for a symlink)."""
     if not paths:
         return {}
-    proc = run(root, ["ls-tree", "-z", rev, "--", *paths], check=False)
+    proc = run(root, ["ls-tree", "-z", "--end-of-options", operand(rev), "--", *paths], check=False)
     modes: dict[str, str] = {}
     for rec in proc.stdout.split(b"\0"):
         if not rec:
@@ -298,7 +303,7 @@ def build_tree(
     idx = temp_index_path(git_dir(root), "lc")
     env = {"GIT_INDEX_FILE": idx}
     try:
-        run(root, ["read-tree", base] if base else ["read-tree", "--empty"], env=env)
+        run(root, _read_tree(base), env=env)
         if patch.strip():
             run(root, ["apply", "--cached", "--binary", "-"], input=patch, env=env)
         if snapshot_root is not None:
@@ -332,7 +337,8 @@ def build_tree(
 
 def diff_trees(root: Path, a: str, b: str) -> list[tuple[str, str]]:
     """(status letter, path) for every path that differs between trees ``a`` and ``b``."""
-    data = run(root, ["diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b]).stdout
+    args = ["diff-tree", "-r", "-z", "--no-renames", "--name-status", "--end-of-options"]
+    data = run(root, [*args, operand(a), operand(b)]).stdout
     recs = [r for r in data.split(b"\0") if r]
     return [
         (recs[i].decode()[:1], recs[i + 1].decode("utf-8", "surrogateescape"))
@@ -360,7 +366,7 @@ def refresh_index(root: Path) -> None:
 
 def reset_index(root: Path, tree: str) -> None:
     """Make the index exactly ``tree`` again (the work tree is not touched)."""
-    run(root, ["read-tree", tree])
+    run(root, _read_tree(tree))
     refresh_index(root)
 
 

@@ -151,6 +151,7 @@ def push(
     every package before anything is stored or pushed, then again on the blobs to be sent).
     Local commits are sent only with ``with_head``; the cold sessions the packages reference
     only with ``with_cold`` (verified and scanned before anything is pushed: cold.share)."""
+    gitstate.operand(remote, "remote name")  # before any local commit is made for the push
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
         raise NotFoundError(f"no packages in {packages_dir(root)} to push")
@@ -247,6 +248,7 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
 
 
 def pull(root: Path, remote: str, *, with_cold: bool = False) -> Result:
+    gitstate.operand(remote, "remote name")
     prefix = _tracking_prefix(remote)
     heads = _tracking_prefix(remote, "-head")
     gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*", f"+{HEAD_PREFIX}*:{heads}*")
