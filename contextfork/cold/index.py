@@ -143,7 +143,7 @@ def connect(layout: StoreLayout) -> sqlite3.Connection:
     layout.dir.mkdir(parents=True, exist_ok=True)
     try:
         conn = sqlite3.connect(layout.sqlite, timeout=30, isolation_level=None)
-    except sqlite3.Error as err:
+    except sqlite3.DatabaseError as err:
         raise failure(layout, err) from None
     conn.row_factory = _typed_row
     try:
@@ -151,7 +151,7 @@ def connect(layout: StoreLayout) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(_SCHEMA)
         conn.execute("SELECT step_id, artifact_sha256 FROM nodes LIMIT 1").fetchall()
-    except (sqlite3.Error, UnicodeDecodeError) as err:  # its message can quote damaged bytes
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a message can quote damaged bytes
         conn.close()
         raise failure(layout, err) from None
     return conn
@@ -178,7 +178,9 @@ def opened(layout: StoreLayout) -> Iterator[sqlite3.Connection]:
     with closing(connect(layout)) as conn:
         try:
             yield conn
-        except (sqlite3.Error, UnicodeDecodeError) as err:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            if isinstance(err, sqlite3.ProgrammingError):
+                raise  # our misuse, not the file's: a bug to report, not damage to repair
             raise failure(layout, err) from None
 
 
