@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -55,6 +56,35 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+
+
+def write_output(path: Path, data: bytes) -> None:
+    """Write a file the user named (``replay --plot``) atomically, with the mode any program's
+    output gets: an existing file's own mode, else 0o666 less the umask (the kernel applies
+    it). ``write_bytes`` keeps contextfork's own state private: mkstemp's 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        st = os.stat(path)
+        keep = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        keep = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 collisions of 48 random bits
+        raise FileExistsError(f"no free temporary name beside {path}")
+    with _temp_then_replace(tmp, path):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if keep is not None:
+            os.chmod(tmp, keep)
 
 
 def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:

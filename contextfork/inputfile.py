@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from contextfork.envvars import positive_int
-from contextfork.errors import NotFoundError, UsageError
+from contextfork.errors import IntegrityError, NotFoundError, UnsafeStateDir, UsageError
 
 MAX_LINE_ENV = "CONTEXTFORK_MAX_LINE_BYTES"
 DEFAULT_MAX_LINE = 64 * 1024 * 1024  # real transcript lines reach a few MB (inline images)
@@ -71,6 +71,31 @@ def open_regular(path: Path, what: str = "file") -> BinaryIO:
         raise UsageError(f"{path}: is {_kind(mode)}, not a {what}")
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+def read_state_file(path: Path, where: str) -> bytes | None:
+    """One of contextfork's own state files (a store's turn state, eviction log, curation
+    decisions): None when absent. A symlink, FIFO, directory or device there is an
+    ``IntegrityError`` (a damaged store, exit 3), never followed and never waited on."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        if os.path.islink(path):
+            raise UnsafeStateDir(f"{where} is a symlink; contextfork refuses to read through it",
+                                 hint="remove it") from None  # fmt: skip
+        raise IntegrityError(f"{where} cannot be read ({err.strerror or err})") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise IntegrityError(f"{where} is {_kind(mode)}, not a file", hint="remove it")
+        os.set_blocking(fd, True)
+        try:
+            return fh.read()
+        except OSError as err:
+            raise IntegrityError(f"{where} cannot be read ({err.strerror or err})") from None
 
 
 def require_regular(path: Path, what: str = "file") -> Path:

@@ -58,7 +58,7 @@ def _serve(
     repo: Path | None, transcript: Path | None, session: str | None, out: Path | None,
 ) -> None:  # fmt: skip
     from contextfork.view import api
-    from contextfork.view.serve import Rebuilder, make_server
+    from contextfork.view.serve import Rebuilder, make_server, url_of
 
     watch = [Path(str(data["transcript"]))] if data.get("transcript") else []
 
@@ -67,7 +67,7 @@ def _serve(
                         with_replay=replay)  # fmt: skip
 
     server = make_server(Path(str(data["out"])), host, port, Rebuilder(watch, rebuild))
-    url = f"http://{host}:{server.server_address[1]}/"
+    url = url_of(host, int(server.server_address[1]))
     print(f"Serving {data['out']} at {url} (Ctrl-C stops it)", flush=True)
     if open_:
         import webbrowser

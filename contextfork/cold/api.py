@@ -8,6 +8,7 @@ and returns a ``contextfork.envelope.Result`` with plain JSON-able ``data``. ``s
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -295,6 +296,8 @@ def status(
             "SELECT COUNT(*), COALESCE(SUM(token_count),0), MAX(step_id) FROM nodes").fetchone()
         superseded = conn.execute("SELECT COUNT(*) FROM nodes WHERE superseded_by IS NOT NULL").fetchone()[0]
         fresh = idx.view_fresh(conn)
+        if not (isinstance(last, int | None) and isinstance(tokens, int)):  # a damaged row
+            raise idx.failure(layout, sqlite3.DatabaseError("step ids or token counts are not integers"))
     stored = 0
     if layout.nodes_dir.is_dir():
         with os.scandir(layout.nodes_dir) as it:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from contextfork.atomic import dump_json_bytes, write_bytes
@@ -19,26 +20,69 @@ LOG_VERSION = 1
 STATE_VERSION = 1
 
 
-def _load(path: Any, default: dict[str, Any]) -> dict[str, Any]:
-    if path.is_symlink():
-        raise IntegrityError(f"{path} is a symlink", hint="store files must be plain files")
-    if not path.exists():
+TURN_HINT = "delete it to start a fresh turn (the cold nodes stay)"
+LOG_HINT = "restore it, or delete it to start a new log (the cold nodes stay)"
+
+
+def _load(path: Path, default: dict[str, Any], hint: str) -> dict[str, Any]:
+    """A store state file as a JSON object; any damage is one ``IntegrityError`` line."""
+    from contextfork.inputfile import read_state_file
+
+    where = f"{path.name} of cold store {path.parent.name!r}"
+    raw = read_state_file(path, where)
+    if raw is None:
         return default
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, json.JSONDecodeError) as err:
-        raise IntegrityError(f"{path.name}: unreadable ({err})", hint="run `contextfork fold validate`") from err
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as err:  # not UTF-8, not JSON, nested past the stack
+        reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)[:120]
+        raise IntegrityError(f"{where} is not valid JSON ({reason})", hint=hint) from None
     if not isinstance(data, dict):
-        raise IntegrityError(f"{path.name}: not a JSON object")
+        raise IntegrityError(f"{where} is not a JSON object", hint=hint)
     return data
 
 
+def _count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def turn_problems(state: dict[str, Any], session_id: str) -> list[str]:
+    """Why a turn state cannot be used (empty when it can): every field is read as a number or a
+    list by scan, hydrate and evict, and written back into the eviction log."""
+    out = []
+    if state.get("state_version") != STATE_VERSION:
+        out.append(f"state_version is {state.get('state_version')!r}, expected {STATE_VERSION}")
+    if state.get("session_id") != session_id:
+        out.append(f"session_id is {state.get('session_id')!r}, expected {session_id!r}")
+    for key in ("turn", "calls", "tokens_used"):
+        if not _count(state.get(key)):
+            out.append(f"{key} must be a non-negative integer (got {state.get(key, 'nothing')!r})")
+    hydrated = state.get("hydrated")
+    if not isinstance(hydrated, list):
+        out.append(f"hydrated must be a list (got {type(hydrated).__name__})")
+        return out
+    for i, h in enumerate(hydrated):
+        ok = (isinstance(h, dict) and _count(h.get("step_id")) and _count(h.get("tokens"))
+              and isinstance(h.get("mode"), str) and _count(h.get("call")))  # fmt: skip
+        if not ok:
+            out.append(f"hydrated[{i}] must be {{step_id, tokens, call: integers, mode: text}}")
+            break
+    return out
+
+
 def load_turn(layout: StoreLayout) -> dict[str, Any]:
-    return _load(
+    """The current turn's state, checked (a damaged file is exit 3, never a wrong budget)."""
+    state = _load(
         layout.turn_state,
         {"state_version": STATE_VERSION, "session_id": layout.session_id, "turn": 0, "calls": 0,
          "tokens_used": 0, "hydrated": []},
+        TURN_HINT,
     )
+    problems = turn_problems(state, layout.session_id)
+    if problems:
+        raise IntegrityError(f"{layout.turn_state.name} of cold store {layout.session_id!r}: "
+                             f"{problems[0]}", hint=TURN_HINT)  # fmt: skip
+    return state
 
 
 def save_turn(layout: StoreLayout, state: dict[str, Any]) -> None:
@@ -46,10 +90,17 @@ def save_turn(layout: StoreLayout, state: dict[str, Any]) -> None:
 
 
 def load_log(layout: StoreLayout) -> dict[str, Any]:
-    return _load(
+    """The eviction log; appended to, so its ``entries`` must be a list of objects."""
+    log = _load(
         layout.eviction_log,
         {"log_version": LOG_VERSION, "session_id": layout.session_id, "entries": []},
+        LOG_HINT,
     )
+    entries = log.get("entries")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise IntegrityError(f"{layout.eviction_log.name} of cold store {layout.session_id!r}: "
+                             "entries must be a list of objects", hint=LOG_HINT)  # fmt: skip
+    return log
 
 
 def _now() -> str:

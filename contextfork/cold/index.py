@@ -11,6 +11,7 @@ of ``fold session``. The index is derived data: ``rebuild`` recreates it from th
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
@@ -20,7 +21,7 @@ from typing import Any
 from contextfork.atomic import move_aside, write_chunks
 from contextfork.cold.identifiers import PREFIX_MAX_EXTRA, prefix_eligible, shorter_partners
 from contextfork.cold.layout import IPCF_VERSION, StoreLayout, step_key
-from contextfork.errors import IntegrityError
+from contextfork.errors import CheckFailed, ContextforkError, IntegrityError
 from contextfork.layout import ensure_for_store
 
 INDEX_VERSION = 1
@@ -53,24 +54,106 @@ REBUILD_HINT = "rebuild it from the verified node files: `contextfork fold index
 
 
 class UnreadableIndex(IntegrityError):
-    """index.sqlite3 is not a database we can read (garbage, truncated, another format)."""
+    """index.sqlite3 is not a database we can read (garbage, truncated, a flipped byte)."""
+
+
+class IndexUnavailable(CheckFailed):
+    """SQLite could not use a sound index now (locked past the timeout, disk full, I/O error,
+    no permission): not damage, so no rebuild is suggested."""
+
+
+# SQLite result codes (the low byte of an extended code) that say nothing about the file's
+# content: SQLITE_PERM, BUSY, LOCKED, NOMEM, READONLY, INTERRUPT, IOERR, FULL, CANTOPEN, AUTH.
+_NOT_DAMAGE = frozenset({3, 5, 6, 7, 8, 9, 10, 13, 14, 23})
+
+# The types every column of the schema may hold (the row factory checks each value read): a
+# flipped byte in a record header hands back text, a blob or NULL where an integer was stored.
+_INT: tuple[type, ...] = (int,)
+_TEXT: tuple[type, ...] = (str,)
+_COLUMN_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("step_id", "token_count", "summary_token_count", "df", "open", "rowid"), _INT),
+    **dict.fromkeys(("artifact_sha256", "payload_sha256", "projection_sha256", "summary", "refs",
+                     "intents", "term", "intent", "value"), _TEXT),
+    "superseded_by": (int, type(None)),
+    "key": (str, type(None)),
+}  # fmt: skip
+# (description, usual types, plan) of the last query seen: rows of one query share their
+# cursor's description object, so the plan is built once per query, not per row; a row whose
+# types are the usual ones (every column checked, none NULL) costs one tuple comparison.
+_last_plan: tuple[object, tuple[type, ...] | None, tuple[tuple[int, tuple[type, ...]], ...]] = (
+    (), None, ())
+
+
+def _typed_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Each value of a schema column has a type the schema allows, else the index is damaged
+    (``sqlite3.DatabaseError``, which ``opened`` reports as ``UnreadableIndex``)."""
+    global _last_plan
+    desc = cursor.description
+    seen, usual, plan = _last_plan
+    if desc is not seen:
+        plan = tuple((i, _COLUMN_TYPES[d[0]]) for i, d in enumerate(desc) if d[0] in _COLUMN_TYPES)
+        usual = tuple(t[0] for _, t in plan) if len(plan) == len(desc) else None
+        _last_plan = (desc, usual, plan)
+    if usual is not None and tuple(map(type, row)) == usual:
+        return row
+    for i, allowed in plan:
+        if type(row[i]) not in allowed:
+            raise sqlite3.DatabaseError(
+                f"column {desc[i][0]} holds {type(row[i]).__name__} where "
+                f"{allowed[0].__name__} belongs")
+    return row
+
+
+def _json_list(text: str) -> list[Any]:
+    """A JSON list column (refs, intents); anything else is a damaged row."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise sqlite3.DatabaseError("a JSON column is not JSON") from None
+    if not isinstance(value, list):
+        raise sqlite3.DatabaseError("a JSON list column holds something else")
+    return value
+
+
+def failure(layout: StoreLayout, err: BaseException) -> ContextforkError:
+    """One line for an error SQLite (or its text) raised while this store's index was used."""
+    code = getattr(err, "sqlite_errorcode", None)
+    where = f"{layout.sqlite.name} of cold store {layout.session_id!r}"
+    if isinstance(code, int) and code & 0xFF in _NOT_DAMAGE and not _readonly_by_content(layout, code):
+        return IndexUnavailable(f"{where} cannot be used now ({_clean(err)})",
+                                hint="try again; check free space and permissions")  # fmt: skip
+    reason = "it holds text that is not UTF-8" if isinstance(err, UnicodeDecodeError) else _clean(err)
+    return UnreadableIndex(f"{where} is damaged ({reason})", hint=REBUILD_HINT)
+
+
+def _readonly_by_content(layout: StoreLayout, code: int) -> bool:
+    """SQLITE_READONLY on a file and directory we may write: the header's write-version byte
+    says the file is from a format we must not write, i.e. damage."""
+    return code & 0xFF == 8 and os.access(layout.sqlite, os.W_OK) and os.access(layout.dir, os.W_OK)
+
+
+def _clean(err: BaseException) -> str:
+    """SQLite's message without control characters (it can quote damaged bytes), kept short."""
+    text = "".join(c if c.isprintable() else "?" for c in str(err)) or type(err).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def connect(layout: StoreLayout) -> sqlite3.Connection:
     ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(layout.sqlite, timeout=30, isolation_level=None)
+    try:
+        conn = sqlite3.connect(layout.sqlite, timeout=30, isolation_level=None)
+    except sqlite3.DatabaseError as err:
+        raise failure(layout, err) from None
+    conn.row_factory = _typed_row
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(_SCHEMA)
         conn.execute("SELECT step_id, artifact_sha256 FROM nodes LIMIT 1").fetchall()
-    except sqlite3.DatabaseError as err:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a message can quote damaged bytes
         conn.close()
-        raise UnreadableIndex(
-            f"{layout.sqlite.name} of cold store {layout.session_id!r} is unreadable ({err})",
-            hint=REBUILD_HINT,
-        ) from None
+        raise failure(layout, err) from None
     return conn
 
 
@@ -88,8 +171,25 @@ def discard(layout: StoreLayout) -> Path | None:
 
 @contextmanager
 def opened(layout: StoreLayout) -> Iterator[sqlite3.Connection]:
+    """The store's index for the body's reads and writes. Damage found anywhere in the body
+    (a page, a row, a text column; SQLite finds most of it only when it reads there) is one
+    ``UnreadableIndex`` line, exit 3: never a traceback, and never a silent rebuild, because
+    the index holds what no node file can vouch for (each step's identity at fold time)."""
     with closing(connect(layout)) as conn:
-        yield conn
+        try:
+            yield conn
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            if isinstance(err, sqlite3.ProgrammingError):
+                raise  # our misuse, not the file's: a bug to report, not damage to repair
+            raise failure(layout, err) from None
+
+
+def check_pages(conn: sqlite3.Connection) -> None:
+    """SQLite's own structural check of every page (``PRAGMA quick_check``, O(file size):
+    for ``fold index --rebuild``, not for reads). Damage is ``sqlite3.DatabaseError``."""
+    rows = conn.execute("PRAGMA quick_check").fetchall()
+    if rows != [("ok",)]:
+        raise sqlite3.DatabaseError(f"quick_check: {str(rows[0][0]) if rows else 'no answer'}")
 
 
 @contextmanager
@@ -198,8 +298,8 @@ def node_rows(conn: sqlite3.Connection, steps: Iterable[int]) -> dict[int, dict[
                 "token_count": int(r[1]),
                 "summary_token_count": int(r[2]),
                 "summary": r[3],
-                "refs": json.loads(r[4]),
-                "intents": json.loads(r[5]),
+                "refs": _json_list(r[4]),
+                "intents": _json_list(r[5]),
                 "superseded_by": r[6],
                 "artifact_sha256": r[7],
             }
@@ -246,35 +346,46 @@ def _node_members(conn: sqlite3.Connection) -> Iterator[str]:
     ):
         sid = int(r[0])
         yield _member(step_key(sid), {
-            "step_id": sid, "summary": r[1], "token_count": int(r[2]), "refs": json.loads(r[3]),
-            "intents": json.loads(r[4]), "superseded_by": r[5], "payload_sha256": r[6],
+            "step_id": sid, "summary": r[1], "token_count": int(r[2]), "refs": _json_list(r[3]),
+            "intents": _json_list(r[4]), "superseded_by": r[5], "payload_sha256": r[6],
             "projection_sha256": r[7], "artifact_sha256": r[8],
             "path": f"cold_nodes/{step_key(sid)}.json",
         }, 2)  # fmt: skip
 
 
 def _grouped(rows: Iterable[tuple[str, int]]) -> Iterator[tuple[str, list[int]]]:
-    """(key, [step ids]) from rows already ordered by key, step id."""
+    """(key, [step ids]) from rows already ordered by key, step id. The types are checked here,
+    inline (these are the index's longest scans: a row factory call per row cost ~1 µs)."""
     key: str | None = None
     steps: list[int] = []
     for k, sid in rows:
+        if type(k) is not str or type(sid) is not int:
+            raise sqlite3.DatabaseError(f"a row holds {type(k).__name__}, {type(sid).__name__} "
+                                        "where text, integer belong")  # fmt: skip
         if k != key:
             if key is not None:
                 yield key, steps
             key, steps = k, []
-        steps.append(int(sid))
+        steps.append(sid)
     if key is not None:
         yield key, steps
 
 
+def _plain(conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
+    """A cursor without the checking row factory (its caller checks the types itself)."""
+    cur = conn.cursor()
+    cur.row_factory = None
+    return cur.execute(sql)
+
+
 def _term_members(conn: sqlite3.Connection) -> Iterator[str]:
-    rows = conn.execute("SELECT term, step_id FROM postings ORDER BY term, step_id")
+    rows = _plain(conn, "SELECT term, step_id FROM postings ORDER BY term, step_id")
     for term, steps in _grouped(rows):
         yield _member(term, steps, 2)
 
 
 def _intent_members(conn: sqlite3.Connection) -> Iterator[str]:
-    rows = conn.execute("SELECT intent, step_id FROM intents ORDER BY intent, step_id")
+    rows = _plain(conn, "SELECT intent, step_id FROM intents ORDER BY intent, step_id")
     for intent, steps in _grouped(rows):
         yield _member(intent, {"steps": steps, "owner": steps[-1]}, 2)
 

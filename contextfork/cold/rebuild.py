@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
@@ -50,40 +51,60 @@ def rebuild(layout: StoreLayout, *, discard_old: bool) -> Rebuilt:
             with idx.opened(layout) as conn:
                 if not discard_old:
                     recorded = idx.identities(conn)
+                else:
+                    idx.check_pages(conn)  # damage the clear below would trip over
         except idx.UnreadableIndex:
             if not discard_old:
                 raise
-            aside = idx.discard(layout)
-            out.discarded = str(aside) if aside else None
-        with idx.opened(layout) as conn:
-            stepkeys.ensure(conn)  # DDL outside the transaction
-            with idx.transaction(conn):
-                idx.clear(conn)
-                for name in node_names(layout):
-                    path = layout.nodes_dir / name
-                    sid = step_of_name(name)
-                    if path.is_symlink() or sid is None:
-                        out.skipped.append(name)
-                        continue
-                    try:
-                        node = verify_node(path.read_bytes(), where=name,
-                                           step_id=sid)  # fmt: skip
-                    except (ContextforkError, ValueError, OSError):
-                        out.skipped.append(name)
-                        continue
-                    was = recorded.get(int(node["step_id"]))
-                    if was is not None and was != node["artifact_sha256"]:
-                        out.mismatched.append(name)
-                        continue
-                    idx.add_node(conn, node)
-                    stepkeys.record(conn, node)  # version chains survive a rebuild
-                if out.mismatched:  # rolls the whole transaction back: nothing changes
-                    shown = ", ".join(out.mismatched[:3]) + (" …" if len(out.mismatched) > 3 else "")
-                    raise IntegrityError(
-                        f"{len(out.mismatched)} node file(s) differ from the identity the index "
-                        f"recorded at fold time (rewritten and re-hashed): {shown}; nothing rebuilt",
-                        hint="`contextfork fold index --rebuild` trusts the node files as they are now",
-                    )
-            out.nodes = idx.node_count(conn)
-            idx.export_ipcf_view(conn, layout, policy_sha256(policy))
+            out.discarded = _discard(layout)
+        try:
+            _fill(layout, out, recorded, policy)
+        except idx.UnreadableIndex:
+            # --rebuild: damage SQLite found only while clearing (a page quick_check passed);
+            # the transaction rolled back, so start once more from an empty file.
+            if not discard_old or out.discarded is not None:
+                raise
+            out.discarded = _discard(layout)
+            out.skipped.clear()
+            _fill(layout, out, recorded, policy)
     return out
+
+
+def _discard(layout: StoreLayout) -> str:
+    aside = idx.discard(layout)
+    return str(aside) if aside else ""
+
+
+def _fill(layout: StoreLayout, out: Rebuilt, recorded: dict[int, str], policy: dict[str, Any]) -> None:
+    """Clear the index and add every verified node file, in one transaction."""
+    with idx.opened(layout) as conn:
+        stepkeys.ensure(conn)  # DDL outside the transaction
+        with idx.transaction(conn):
+            idx.clear(conn)
+            for name in node_names(layout):
+                path = layout.nodes_dir / name
+                sid = step_of_name(name)
+                if path.is_symlink() or sid is None:
+                    out.skipped.append(name)
+                    continue
+                try:
+                    node = verify_node(path.read_bytes(), where=name,
+                                       step_id=sid)  # fmt: skip
+                except (ContextforkError, ValueError, OSError):
+                    out.skipped.append(name)
+                    continue
+                was = recorded.get(int(node["step_id"]))
+                if was is not None and was != node["artifact_sha256"]:
+                    out.mismatched.append(name)
+                    continue
+                idx.add_node(conn, node)
+                stepkeys.record(conn, node)  # version chains survive a rebuild
+            if out.mismatched:  # rolls the whole transaction back: nothing changes
+                shown = ", ".join(out.mismatched[:3]) + (" …" if len(out.mismatched) > 3 else "")
+                raise IntegrityError(
+                    f"{len(out.mismatched)} node file(s) differ from the identity the index "
+                    f"recorded at fold time (rewritten and re-hashed): {shown}; nothing rebuilt",
+                    hint="`contextfork fold index --rebuild` trusts the node files as they are now",
+                )
+        out.nodes = idx.node_count(conn)
+        idx.export_ipcf_view(conn, layout, policy_sha256(policy))

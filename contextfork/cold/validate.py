@@ -130,6 +130,18 @@ def _check_view(conn: Any, layout: StoreLayout, policy: dict[str, Any]) -> list[
     return problems
 
 
+def _curation(layout: StoreLayout) -> list[Problem]:
+    """The agent's decisions beside the store (curation.json): render, fork and page-in refuse a
+    damaged one, so validate names it too."""
+    from contextfork.curate.state import FILE_NAME, load_for_store
+
+    try:
+        load_for_store(layout.dir)
+    except IntegrityError as err:
+        return [_err("malformed", err.one_line(), FILE_NAME)]
+    return []
+
+
 def check_refs(layout: StoreLayout, nodes: dict[int, dict[str, Any]]) -> list[Problem]:
     problems: list[Problem] = []
     for sid, node in sorted(nodes.items()):
@@ -141,7 +153,8 @@ def check_refs(layout: StoreLayout, nodes: dict[int, dict[str, Any]]) -> list[Pr
         state = load_turn(layout)
         log = load_log(layout)
     except IntegrityError as err:
-        return [*problems, _err("malformed", err.message)]
+        return [*problems, *_curation(layout), _err("malformed", err.one_line())]
+    problems.extend(_curation(layout))
     for h in state.get("hydrated", []):
         if int(h["step_id"]) not in nodes:
             problems.append(_err("broken_reference", f"turn state hydrates missing step {h['step_id']}",

@@ -102,12 +102,20 @@ def _strs(value: Any, where: str) -> list[str]:
     return list(value)
 
 
+def _typed(doc: dict[str, Any], key: str, want: type, where: str) -> Any:
+    value = doc.get(key)
+    if type(value) is not want:
+        raise IntegrityError(f"{where}: {key} must be {want.__name__} (got {type(value).__name__})")
+    return value
+
+
 def parse(raw: bytes, where: str) -> Decisions:
     """Verify and read a decisions file (IntegrityError with one line on any defect)."""
     try:
         doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise IntegrityError(f"{where} is not valid JSON ({exc})",
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
+        raise IntegrityError(f"{where} is not valid JSON ({reason})",
                              hint="restore it or delete it to drop every decision") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise IntegrityError(f"{where} is not a contextfork curation file")
@@ -115,31 +123,41 @@ def parse(raw: bytes, where: str) -> Decisions:
         raise IntegrityError(f"{where} has version {doc.get('version')!r}, expected {VERSION}")
     claimed = doc.get("sha256")
     body = {k: v for k, v in doc.items() if k != "sha256"}
-    actual = canonical_sha256(body)
+    try:
+        actual = canonical_sha256(body)
+    except (ValueError, RecursionError):  # what json.loads took but json.dumps will not give back
+        actual = ""
     if claimed != actual:
         raise IntegrityError(
             f"{where} does not verify: sha256 {actual[:12]}… != recorded {str(claimed)[:12]}…",
             hint="it was edited outside contextfork; restore it or delete it to drop every decision",
         )
-    try:
-        briefs: dict[str, Brief] = {}
-        for b in doc["briefs"]:
-            brief = Brief(str(b["key"]), tuple(_strs(b["keys"], where)), str(b["text"]),
-                          int(b.get("redactions", 0)))
-            briefs[brief.key] = brief
-        boundary = doc["boundary"]
-        if boundary is not None and not isinstance(boundary, str):
-            raise IntegrityError(f"{where}: boundary must be a step key or null")
-        return Decisions(
-            session_id=str(doc["session_id"]),
-            pinned=frozenset(_strs(doc["pinned"], where)),
-            expanded=frozenset(_strs(doc["expanded"], where)),
-            briefs=briefs,
-            boundary=boundary,
-            revision=int(doc["revision"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise IntegrityError(f"{where} is missing or mistypes a field ({exc})") from None
+    # The hash says contextfork wrote it; the types are still checked, not assumed.
+    briefs: dict[str, Brief] = {}
+    raw_briefs = _typed(doc, "briefs", list, where)
+    for b in raw_briefs:
+        if not isinstance(b, dict):
+            raise IntegrityError(f"{where}: every brief must be an object")
+        red = b.get("redactions", 0)
+        if type(red) is not int or red < 0:
+            raise IntegrityError(f"{where}: a brief's redactions must be a non-negative integer")
+        brief = Brief(_typed(b, "key", str, where), tuple(_strs(b.get("keys"), where)),
+                      _typed(b, "text", str, where), red)  # fmt: skip
+        briefs[brief.key] = brief
+    boundary = doc.get("boundary", ...)
+    if boundary is ... or (boundary is not None and not isinstance(boundary, str)):
+        raise IntegrityError(f"{where}: boundary must be a step key or null")
+    revision = _typed(doc, "revision", int, where)
+    if revision < 0:
+        raise IntegrityError(f"{where}: revision must not be negative")
+    return Decisions(
+        session_id=_typed(doc, "session_id", str, where),
+        pinned=frozenset(_strs(doc.get("pinned"), where)),
+        expanded=frozenset(_strs(doc.get("expanded"), where)),
+        briefs=briefs,
+        boundary=boundary,
+        revision=revision,
+    )
 
 
 def load_decisions(root: Path, session: str) -> Decisions:
@@ -149,15 +167,11 @@ def load_decisions(root: Path, session: str) -> Decisions:
 
 
 def _read(path: Path, where: str, session: str) -> Decisions:
-    """The file at ``path``, verified; never read through a symlink."""
-    if path.is_symlink():
-        from contextfork.errors import UnsafeStateDir
+    """The file at ``path``, verified; never read through a symlink nor waited on (a FIFO)."""
+    from contextfork.inputfile import read_state_file
 
-        raise UnsafeStateDir(f"{where} is a symlink; contextfork refuses to read through it",
-                             hint="remove it")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_state_file(path, where)
+    if raw is None:
         return Decisions(session_id=session)
     return parse(raw, where)
 

@@ -57,8 +57,6 @@ def check_plot_path(path: Path) -> None:
 
 def write_plot(report: ReplayReport, path: Path) -> str:
     check_plot_path(path)
-    if path.suffix.lower() == ".svg":
-        atomic.write_text(path, svg(report))
-    else:
-        atomic.write_text(path, html(report))
+    text = svg(report) if path.suffix.lower() == ".svg" else html(report)
+    atomic.write_output(path, text.encode("utf-8"))  # the umask decides, as for any output
     return str(path)
