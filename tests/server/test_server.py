@@ -109,12 +109,12 @@ def test_stdin_cwd_and_environment_are_the_clients(repo: Repo, served: Served) -
 
 
 def test_a_request_larger_than_the_first_read_is_read_whole(repo: Repo, served: Served) -> None:
-    from contextfork.server import daemon
+    from contextfork.server import child
 
     served.start()
     before = served.served()
     # The environment travels in the request (one variable may hold at most 128 KiB).
-    big = {f"CONTEXTFORK_BIG_{i}": "x" * (daemon.FIRST_READ // 2) for i in range(6)}
+    big = {f"CONTEXTFORK_BIG_{i}": "x" * (child.FIRST_READ // 2) for i in range(6)}
     # Paused after it reported: still counted as running only if the server really ran it
     # (a refused request would have run cold in the client instead).
     pause = {"CONTEXTFORK_TEST_PAUSE_AT": "served:reported", "CONTEXTFORK_TEST_PAUSE_S": "3"}
@@ -301,11 +301,12 @@ def test_a_socket_directory_others_could_write_is_never_used(
 
 def test_a_request_for_other_code_is_refused_before_anything_runs(repo: Repo, served: Served) -> None:
     info = served.start()
-    sock = client._connect(info["socket"])
-    assert sock is not None
-    request = {**client._request(["export", "--goal", "x"], "0" * 20), "cwd": str(repo.path)}
+    conn = client.connect(info["socket"])
+    assert conn is not None
+    sock, pid = conn
+    request = {**client._request(["export", "--goal", "x"], "0" * 20, []), "cwd": str(repo.path)}
     try:
-        assert client._run_remote(sock, request) is None  # the caller then runs it cold
+        assert client._run_remote(sock, request, pid) is None  # the caller then runs it cold
     finally:
         sock.close()
     assert not (repo.path / ".contextfork" / "packages").exists()
@@ -368,7 +369,7 @@ def test_stop_stops_and_the_next_command_runs_cold(repo: Repo, served: Served) -
     stop = served.run("server", "stop")
     assert stop.returncode == 0 and "stopped 1" in stop.stdout
     assert served.wait_until(lambda: not _alive(int(info["pid"])))
-    env = clean_env({"CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(served.directory)})
+    env = clean_env({"CONTEXTFORK_SERVER": "on", "CONTEXTFORK_SERVER_DIR": str(served.directory)})
     proc = subprocess.run([sys.executable, "-m", "contextfork", "status"], cwd=repo.path, env=env,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0
@@ -443,7 +444,9 @@ def test_a_fork_that_fails_leaves_the_server_up_and_the_client_runs_cold(
             raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
         monkeypatch.setattr(os, "fork", no_fork)
-        server._accept()  # must not raise: the loop would end and take the server with it
+        server._accept()  # reads nothing: the request is read by the forked child
+        (conn,) = list(server.pending)
+        server._readable(conn)  # must not raise: the loop would end and take the server with it
         peer.settimeout(5)
         # The connection ends before any "started" (EOF, or a reset: the request was left
         # unread), and the client runs the command cold.
@@ -467,7 +470,7 @@ def test_a_served_commands_stdio_encoding_is_the_one_its_interpreter_would_pick(
     env: dict[str, str],
 ) -> None:
     """The oracle is the interpreter itself, started with the client's environment."""
-    code = ("import codecs, sys; from contextfork.server.daemon import _stdio_encoding; "
+    code = ("import codecs, sys; from contextfork.server.child import _stdio_encoding; "
             "enc, err = _stdio_encoding(); "
             "print(codecs.lookup(enc).name, err, codecs.lookup(sys.stdout.encoding).name, "
             "sys.stdout.errors)")  # fmt: skip
