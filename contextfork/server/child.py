@@ -41,24 +41,17 @@ def run_child(conn: socket.socket, key: str, import_env: dict[str, str | None], 
         signal.signal(s, signal.SIG_DFL if s != signal.SIGINT else signal.default_int_handler)
     signal.set_wakeup_fd(-1)
     atexit._clear()  # the server's handlers are not the command's
-    fds: list[int] = []
+    request: dict[str, Any] = {}
     try:
         conn.settimeout(REQUEST_TIMEOUT)
-        frame, fds, _flags, _addr = socket.recv_fds(conn, FIRST_READ, 3)
-        request = _parse_request(frame, conn, fds)
-        why = refusal(conn, request.get("key"), key, accepted) or _env_refusal(request, import_env)
+        frame = conn.recv(FIRST_READ)
+        request = _read_frame(frame, conn)
+        why = _malformed(request) or refusal(conn, request.get("key"), key, accepted)
+        if why is None:
+            why = _env_refusal(request, import_env) or _take_context(request)
     except (OSError, EOFError, ValueError) as exc:
         why = str(exc) or type(exc).__name__
-        request = {}
-    if why is None:
-        try:
-            _become(request, fds)
-        except (OSError, ValueError, TypeError) as exc:
-            why = f"set-up failed: {exc}"
     if why is not None:
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
         with contextlib.suppress(OSError):
             client.send_message(conn, {"refused": why})
         return 1
@@ -66,12 +59,13 @@ def run_child(conn: socket.socket, key: str, import_env: dict[str, str | None], 
     # terminal's ^C reaches a cold command's whole foreground group.
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
+    # Ready; the client's descriptors come with its go: none is held in a queue for a client that
+    # gave up (its caller would wait for an end of file that never comes).
     try:
         client.send_message(conn, {"pid": os.getpid()})
-        if client.recv_message(conn).get("go") is not True:  # the client may have given up
-            return 1
+        _take_stdio(request, _await_go(conn, 3 - len(request["closed"])))
     except (OSError, EOFError, ValueError):
-        return 1
+        return 1  # the client gave up (it runs the command itself) or broke the protocol
     conn.settimeout(None)
     with contextlib.suppress(OSError):
         os.write(started, os.getpid().to_bytes(4, sys.byteorder))
@@ -128,45 +122,66 @@ def _report_exit(conn: socket.socket, code: int) -> None:
         client.send_message(conn, {"exit": code})
 
 
-def _parse_request(frame: bytes, conn: socket.socket, fds: list[int]) -> dict[str, Any]:
+def _read_frame(frame: bytes, conn: socket.socket) -> dict[str, Any]:
+    """One message whose first bytes are ``frame`` (the rest is read from ``conn``)."""
     if len(frame) < 4:
-        raise ValueError("short request")
+        frame += client.recv_exact(conn, 4 - len(frame))
     size = int.from_bytes(frame[:4], "big")
     body = frame[4:]
     if size > client.MAX_MESSAGE:
         raise ValueError("request too large")
     if len(body) < size:
         body += client.recv_exact(conn, size - len(body))
-    request = client.decode(body[:size], size)
-    closed = request.get("closed", [])
-    if not isinstance(request.get("argv"), list) or not isinstance(closed, list):
-        raise ValueError("malformed request")  # noqa: TRY004 - a protocol error
-    if len(fds) != 3 - len(set(closed) & {0, 1, 2}):
-        raise ValueError("expected a descriptor for each of 0-2 the client has open")
-    return request
+    return client.decode(body[:size], size)
 
 
-def _become(request: dict[str, Any], fds: list[int]) -> None:
-    closed = set(request.get("closed", []))
+def _await_go(conn: socket.socket, count: int) -> list[int]:
+    """The client's go and its ``count`` open descriptors of 0-2 (this process exits on an
+    error, closing what came)."""
+    frame, fds, _flags, _addr = socket.recv_fds(conn, 1024, 3)
+    if _read_frame(frame, conn).get("go") is not True or len(fds) != count:
+        raise ValueError("no go from the client")
+    return fds
+
+
+def _malformed(request: dict[str, Any]) -> str | None:
+    closed = request.setdefault("closed", [])
+    if not isinstance(request.get("argv"), list) or not isinstance(request.get("env"), dict):
+        return "malformed request"
+    if not isinstance(closed, list) or not set(closed) <= {0, 1, 2} or len(set(closed)) != len(closed):
+        return "malformed request: closed descriptors"
+    return None
+
+
+def _take_context(request: dict[str, Any]) -> str | None:
+    """The client's working directory, environment and umask (None: taken; else why not)."""
+    try:
+        os.chdir(request["cwd"])
+        umask = int(request["umask"])
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        return f"set-up failed: {exc}"
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+    time.tzset()  # TZ, as a cold interpreter reads it
+    os.umask(umask)
+    sys.argv = [str(request.get("argv0") or "contextfork"), *map(str, request["argv"])]
+    return None
+
+
+def _take_stdio(request: dict[str, Any], fds: list[int]) -> None:
+    """The client's descriptors on 0-2 (a closed one stays closed: the command's first open()
+    gets it, as it would have cold) and streams over them."""
+    closed = set(request["closed"])
     given = iter(fds)
     for target in (0, 1, 2):
         if target in closed:
             with contextlib.suppress(OSError):
-                os.close(target)  # as in the client: the command's first open() gets it
+                os.close(target)
             continue
         fd = next(given)
         os.dup2(fd, target)
         os.close(fd)
-    os.chdir(request["cwd"])
-    env = request["env"]
-    if not isinstance(env, dict):
-        raise TypeError("env is not an object")
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in env.items()})
-    time.tzset()  # TZ, as a cold interpreter reads it
-    os.umask(int(request["umask"]))
     _reopen_stdio(closed)
-    sys.argv = [str(request.get("argv0") or "contextfork"), *map(str, request["argv"])]
 
 
 def _stdio_encoding() -> tuple[str, str]:

@@ -445,7 +445,8 @@ def _start(sock: _socket.socket, request: dict[str, object], server_pid: int,
            fds: list[int]) -> int | None:  # fmt: skip
     """Hand the command over; the child's pid once it is ready, None when it did not get there
     within START_TIMEOUT or its server stopped (then nothing ran: the caller runs it cold).
-    ``go`` is the point of no return: the child starts the command only when it reads it."""
+    ``go``, with descriptors 0-2, is the point of no return: the child starts the command only
+    when it has read it."""
     deadline = time.monotonic() + START_TIMEOUT
 
     def waiting() -> None:
@@ -454,13 +455,15 @@ def _start(sock: _socket.socket, request: dict[str, object], server_pid: int,
 
     try:
         sock.settimeout(START_TIMEOUT)
-        send_message(sock, request, fds)
+        send_message(sock, request)
         sock.settimeout(POLL)
         first = recv_message(sock, waiting)
         pid = first.get("pid")
         if not isinstance(pid, int):
             return None  # refused (a stale key, another context, a failed set-up)
-        send_message(sock, {"go": True})
+        # Our descriptors only now: sent earlier, they would wait in the queue of a server that
+        # does not answer, and our caller for an end of file that never comes.
+        send_message(sock, {"go": True}, fds)
     except (OSError, EOFError, ValueError):
         return None  # nothing started yet
     return pid
