@@ -332,13 +332,41 @@ def test_a_stopped_server_costs_a_bounded_wait_and_says_so(repo: Repo, served: S
         assert took < 5, f"a stopped server held the command {took:.1f} s"
         status = served.run("server", "status", timeout=30)
         assert f"pid {info['pid']} is stopped" in status.stdout, status.stdout
+        assert served.run("server", "stop", timeout=30).returncode == 0
+        assert served.wait_until(lambda: not os.path.exists(f"/proc/{info['pid']}/cmdline"))
     finally:
-        os.kill(int(info["pid"]), signal.SIGCONT)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(info["pid"]), signal.SIGCONT)
+
+
+def test_a_command_whose_server_stopped_still_ends_its_client_as_it_ended(
+    repo: Repo, served: Served
+) -> None:
+    """The server reports a command killed by a signal after waitpid; stopped, it reports
+    nothing, and the client finds out how its command ended by itself."""
+    info = served.start()
+    server = int(info["pid"])
+    proc = subprocess.Popen([*CONTEXTFORK, "fold", "add", "1", "waits", "--session", "blk"],
+                            cwd=repo.path, env=served.env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert served.wait_until(lambda: served.status()["running"]["running"] == 1), "not served"
+        (child,) = map(int, Path(f"/proc/{server}/task/{server}/children").read_text().split())
+        os.kill(server, signal.SIGSTOP)
+        os.kill(child, signal.SIGKILL)
+        proc.communicate(timeout=20)
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        os.kill(server, signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
 
 
 def test_silent_and_slow_clients_do_not_delay_a_command(repo: Repo, served: Served) -> None:
     info = served.start()
     assert served.run("status", cwd=repo.path).returncode == 0  # warm the caches first
+    before = served.served()
     quiet: list[socket.socket] = []
     try:
         for i in range(20):
@@ -347,13 +375,12 @@ def test_silent_and_slow_clients_do_not_delay_a_command(repo: Repo, served: Serv
             if i % 2:
                 s.sendall(b"\x00\x00")  # half a length header, then nothing
             quiet.append(s)
-        before = served.served()
         started = time.monotonic()
         proc = served.run("status", cwd=repo.path, timeout=60)
         took = time.monotonic() - started
         assert proc.returncode == 0, proc.stderr
-        assert served.served() == before + 1
         assert took < 5, f"20 silent clients held a command {took:.1f} s"
+        assert served.served() == before + 1  # served, not run cold after a time-out
     finally:
         for s in quiet:
             s.close()

@@ -479,3 +479,17 @@ def test_a_served_commands_stdio_encoding_is_the_one_its_interpreter_would_pick(
     out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True,
                          text=True, check=True).stdout.split()  # fmt: skip
     assert out[:2] == out[2:], env
+
+
+def test_what_the_servers_imports_read_of_the_environment_is_part_of_the_socket_key() -> None:
+    """A variable read at import keeps the server's value for every command it serves: each one
+    must name another server (context.KEYED_ENV), or the child refuses a client with another
+    value and the command runs cold (a name missing from the list costs speed, not truth)."""
+    from contextfork.server import context
+
+    code = "import json; from contextfork.server import daemon; print(json.dumps(daemon.preload()))"
+    proc = subprocess.run([sys.executable, "-c", code], env=clean_env({"TYPER_USE_RICH": "0"}),
+                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    read = json.loads(proc.stdout.splitlines()[-1])
+    assert read.get("TYPER_USE_RICH") == "0"  # it does record what the imports read
+    assert set(read) <= set(context.KEYED_ENV), proc.stderr
