@@ -52,6 +52,7 @@ def run_child(conn: socket.socket, key: str, import_env: dict[str, str | None], 
     except (OSError, EOFError, ValueError) as exc:
         why = str(exc) or type(exc).__name__
     if why is not None:
+        log(f"refused a command (it runs cold): {why}")  # our stderr is still the server's log
         with contextlib.suppress(OSError):
             client.send_message(conn, {"refused": why})
         return 1
@@ -135,6 +136,14 @@ def _read_frame(frame: bytes, conn: socket.socket) -> dict[str, Any]:
     return client.decode(body[:size], size)
 
 
+def log(message: str) -> None:
+    """One line to the server's log (its stderr: ``<socket>.log``, see ``client.spawn``)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(f"{stamp}Z pid {os.getpid()}: {message}\n")
+        sys.stderr.flush()
+
+
 def _await_go(conn: socket.socket, count: int) -> list[int]:
     """The client's go and its ``count`` open descriptors of 0-2 (this process exits on an
     error, closing what came)."""
@@ -212,15 +221,17 @@ def _stdio_encoding() -> tuple[str, str]:
 
 
 def _reopen_stdio(closed: set[int]) -> None:
-    """The client's streams as its interpreter would have made them; None for a descriptor the
-    client had closed, as a cold interpreter sets (and ``print`` then writes nothing)."""
+    """The client's streams as its interpreter would have made them (PYTHONUNBUFFERED: written
+    through); None for a descriptor the client had closed, as a cold interpreter sets (and
+    ``print`` then writes nothing)."""
     enc, errors = _stdio_encoding()
     tty = 1 not in closed and os.isatty(1)
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
     # Open for the rest of the process, like the interpreter's own (sys.__stdout__ & co. keep
     # writing to descriptors 0-2, which now are the client's).
     how = [("rb", errors, False), ("wb", errors, tty), ("wb", "backslashreplace", True)]
     streams: list[Any] = [
-        None if fd in closed else io_wrapper(fd, mode, enc, errs, lines)
+        None if fd in closed else io_wrapper(fd, mode, enc, errs, lines, unbuffered and fd > 0)
         for fd, (mode, errs, lines) in enumerate(how)
     ]
     # The server's own stay referenced: freed, they would flush what they hold into the client.
@@ -229,11 +240,13 @@ def _reopen_stdio(closed: set[int]) -> None:
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc]
 
 
-def io_wrapper(fd: int, how: str, encoding: str, errors: str, line_buffering: bool) -> Any:
+def io_wrapper(fd: int, how: str, encoding: str, errors: str, line_buffering: bool,
+               unbuffered: bool = False) -> Any:  # fmt: skip
     import io
 
-    return io.TextIOWrapper(open(fd, how, closefd=False), encoding=encoding, errors=errors,
-                            line_buffering=line_buffering)  # fmt: skip
+    raw = open(fd, how, buffering=0 if unbuffered else -1, closefd=False)  # noqa: SIM115
+    return io.TextIOWrapper(raw, encoding=encoding, errors=errors, line_buffering=line_buffering,
+                            write_through=unbuffered)  # fmt: skip
 
 
 def _watch_client(conn: socket.socket) -> None:

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from contextfork import envvars
 from contextfork.server import client, context
-from contextfork.server.child import REQUEST_TIMEOUT, run_child
+from contextfork.server.child import REQUEST_TIMEOUT, log, run_child
 
 #: Every contextfork module is imported before the server forks, except these: the MCP server and
 #: the mini-swe-agent bridge pull in large third-party stacks (and mini-swe-agent reads its
@@ -58,14 +58,6 @@ def preload_names() -> list[str]:
 
     ours = [m.name for m in pkgutil.walk_packages(contextfork.__path__, "contextfork.")]
     return [n for n in ours if not n.startswith(NOT_PRELOADED)] + list(THIRD_PARTY)
-
-
-def log(message: str) -> None:
-    """One line to the server's log (its stderr: ``<socket>.log``, see ``client.spawn``)."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        sys.stderr.write(f"{stamp}Z pid {os.getpid()}: {message}\n")
-        sys.stderr.flush()
 
 
 class _Recording(os._Environ):  # type: ignore[type-arg]
