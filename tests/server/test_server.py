@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -493,3 +494,55 @@ def test_what_the_servers_imports_read_of_the_environment_is_part_of_the_socket_
     read = json.loads(proc.stdout.splitlines()[-1])
     assert read.get("TYPER_USE_RICH") == "0"  # it does record what the imports read
     assert set(read) <= set(context.KEYED_ENV), proc.stderr
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "peercred"])
+def test_the_server_reads_the_clients_context_from_the_kernels_pid_for_the_connection(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pidfd: bool
+) -> None:
+    """Not from the request: a client with a lower file-size limit is told apart, by /proc of
+    the process that connected (its pidfd, or before Linux 6.5 its SO_PEERCRED pid)."""
+    import resource
+    import socket
+
+    from contextfork.server import context, peer
+
+    if not pidfd:
+        monkeypatch.setattr(peer, "SO_PEERPIDFD", -1)  # what a kernel before 6.5 answers
+    path = str(tmp_path / "s")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path)
+    listener.listen()
+    connect = ("import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+               "time.sleep(30)")  # fmt: skip
+
+    def connected(preexec: Callable[[], None] | None = None) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+        proc = subprocess.Popen([sys.executable, "-c", connect, path], preexec_fn=preexec)
+        conn, _ = listener.accept()
+        return conn, proc
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    key = "k"
+    try:
+        same, p1 = connected()
+        other, p2 = connected(limited)
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        assert peer.refusal(same, key, key, now) is None
+        assert peer.refusal(same, "another", key, now) == "stale: the request names other code or another context"
+        why = peer.refusal(other, key, key, now)
+        assert why is not None and why.endswith("resource limits"), why
+        assert peer.peer_confinement(same, now) == context.confinement()
+        if not pidfd:  # a pid whose process started after the connection was accepted: reused
+            with pytest.raises(ValueError, match="started after"):
+                peer.peer_confinement(same, 0.0)
+        p1.kill()
+        p1.wait()
+        assert "cannot be read" in (peer.refusal(same, key, key, now) or "")  # gone: never served
+    finally:
+        for p in (p1, p2):
+            p.kill()
+            p.wait()
+        for sock in (same, other, listener):
+            sock.close()
