@@ -49,6 +49,7 @@ IMPORT_ENV_IGNORED = frozenset({"HOME", "PYTHONUSERBASE", "_PYTHON_PROJECT_BASE"
                                 "_PYTHON_SYSCONFIGDATA_NAME", "XDG_CACHE_HOME"})  # fmt: skip
 DEFAULT_IDLE = 600  # seconds
 TICK = 1.0
+MAX_PENDING = 256  # connections that have not said what they are yet
 
 
 def preload_names() -> list[str]:
@@ -239,6 +240,8 @@ class Server:
                 conn.close()
                 continue
             conn.setblocking(False)
+            if len(self.pending) >= MAX_PENDING:  # a flood of silent clients: the oldest goes
+                self._drop(next(iter(self.pending)))
             self.pending[conn] = _Pending(time.monotonic() + REQUEST_TIMEOUT)
             if self.sel is not None:
                 self.sel.register(conn, selectors.EVENT_READ, "pending")
