@@ -6,8 +6,8 @@ Prints medians of (a) `contextfork export` as a whole process, (b) the raw work
 (`git status --porcelain=v2 -z`, `git diff HEAD --binary`, reading + hashing the untracked
 files), (v) `contextfork validate` of the package just exported, and the ratios a/b and v/b
 (targets, issue 15: both <= 2.5), all interleaved in one run. (a) and (v) are measured twice:
-served by the warm command server (the default a user gets from the second command on,
-contextfork/server) and cold (``CONTEXTFORK_SERVER=off``: a whole interpreter start per command). Each is measured twice: wall
+served by the warm command server (what a user who ran `contextfork server enable` gets from
+the second command on, contextfork/server) and cold (``CONTEXTFORK_SERVER=off``: a whole interpreter start per command). Each is measured twice: wall
 time, and CPU time (user + sys of the process and every child it ran). On a shared machine the
 wall times swing with the load; the CPU ratios stay put, so both are printed.
 
