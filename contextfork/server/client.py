@@ -86,7 +86,7 @@ def mode(env: dict[str, str] | os._Environ[str] = os.environ) -> tuple[bool, str
     setting = read_setting(env)
     if setting is not None:
         return setting == "on", f"{setting_path(env)} says {setting}"
-    return False, "off by default (contextfork server enable turns it on)"
+    return False, "the default"
 
 
 def enabled(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:

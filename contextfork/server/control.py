@@ -79,7 +79,8 @@ def status() -> Result:
     if not data["enabled"]:
         if on:
             why = "this platform has no fork(), /proc or Unix socket descriptor passing"
-        problems.append(Problem("warning", "server_disabled", f"command server off ({why})"))
+        hint = "" if on else "; contextfork server enable turns it on"
+        problems.append(Problem("warning", "server_disabled", f"command server off ({why}){hint}"))
     if key is None:
         problems.append(Problem("warning", "server_not_here", never_here()))
     reason = client.unsafe_dir_reason(directory) if os.path.lexists(directory) else None
