@@ -298,6 +298,7 @@ def test_a_served_command_with_stdin_closed_is_the_cold_one(repo: Repo, served: 
     warm = _shell(served, repo.path, line)  # before: it read its own socket and hung
     assert served.served() == before + 1
     assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert warm.returncode == 2 and "no payload" in warm.stderr  # one line, no internal error
 
 
 def test_a_served_command_with_stdout_closed_prints_no_traceback(repo: Repo, served: Served) -> None:
