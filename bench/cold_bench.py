@@ -6,7 +6,7 @@
 nodes written, bytes stored, redactions). (2) For synthetic stores of each size: median
 in-process scan, median whole-process `contextfork fold scan`, median time to fold one more
 step through the normal path (api.fold_step, in-process, tokenizer warm) and through the CLI
-(served by the warm command server, the default, and cold with CONTEXTFORK_SERVER=off),
+(served by the warm command server (`server enable`; a private one here) and cold with CONTEXTFORK_SERVER=off),
 plus the peak RSS of the CLI scan processes. Synthetic stores are built by a bulk path
 (node files written without fsync, one index transaction); single folds use the normal path.
 """

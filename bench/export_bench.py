@@ -6,12 +6,12 @@ Prints medians of (a) `contextfork export` as a whole process, (b) the raw work
 (`git status --porcelain=v2 -z`, `git diff HEAD --binary`, reading + hashing the untracked
 files), (v) `contextfork validate` of the package just exported, and the ratios a/b and v/b
 (targets, issue 15: both <= 2.5), all interleaved in one run. (a) and (v) are measured twice:
-served by the warm command server (the default a user gets from the second command on,
-contextfork/server) and cold (``CONTEXTFORK_SERVER=off``: a whole interpreter start per command). Each is measured twice: wall
+served by the warm command server (what a user who ran `contextfork server enable` gets from
+the second command on, contextfork/server) and cold (``CONTEXTFORK_SERVER=off``: a whole interpreter start per command). Each is measured twice: wall
 time, and CPU time (user + sys of the process and every child it ran). On a shared machine the
 wall times swing with the load; the CPU ratios stay put, so both are printed.
 
-    python bench/export_bench.py [--runs 15] [--keep DIR] [--compare SRC] [--index-age S]
+    python bench/export_bench.py [--runs 15] [--tracked 5000] [--keep DIR] [--compare SRC] [--index-age S]
 
 ``--compare SRC`` also runs the contextfork of another source tree (e.g. a checkout of main),
 interleaved with this one, for before/after figures taken under the same load.
@@ -116,6 +116,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--keep", type=Path)
     ap.add_argument("--compare", type=Path, help="source tree of another contextfork to run too")
+    ap.add_argument("--tracked", type=int, default=5000,
+                    help="tracked files (modified, renamed and untracked scale with it)")
     ap.add_argument("--index-age", type=float, default=0,
                     help="a repo nobody ran git in for this many seconds: every file is dated "
                          "back further still, and .git/index this far back before each command")  # fmt: skip
@@ -127,7 +129,8 @@ def main() -> int:
     stack = contextlib.ExitStack()
     try:
         t0 = time.perf_counter()
-        build_repo(root)
+        n = args.tracked
+        build_repo(root, n, max(1, n // 25), max(1, n // 100), max(1, n // 50))
         if INDEX_AGE:  # older than the index, as files are: git's racy-entry check stays quiet
             then = time.time() - INDEX_AGE - 60
             for p in root.rglob("*"):
@@ -136,7 +139,8 @@ def main() -> int:
         # The build's own writes (5,000 files) must not be what the first runs flush: an
         # export's syncfs (contextfork.atomic) would wait for them.
         os.sync()
-        print(f"built repo in {time.perf_counter() - t0:.1f}s: 5000 tracked, 200 modified, 50 renamed, 100 untracked")
+        print(f"built repo in {time.perf_counter() - t0:.1f}s: {n} tracked, {max(1, n // 25)} modified, "
+              f"{max(1, n // 100)} renamed, {max(1, n // 50)} untracked")
         exe = [sys.executable, "-m", "contextfork"]
         timed([*exe, "export"], root)  # warm the OS cache and .git/info/exclude
         raw_work(root)

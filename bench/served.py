@@ -15,7 +15,7 @@ CONTEXTFORK = [sys.executable, "-m", "contextfork"]
 def private_server(env: dict[str, str], directory: Path | str) -> Iterator[dict[str, str]]:
     """``env`` for commands served by a server of their own (socket in ``directory``), started
     before the first timed command and stopped after the last."""
-    served = {**env, "CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(directory)}
+    served = {**env, "CONTEXTFORK_SERVER": "on", "CONTEXTFORK_SERVER_DIR": str(directory)}
     subprocess.run([*CONTEXTFORK, "server", "start"], env=served, check=True, capture_output=True)
     try:
         yield served

@@ -258,21 +258,36 @@ def check_harness(name: str, path: Path, install: str, runs: _Runner) -> Check:
 
 
 def check_server() -> Check:
-    """The warm command server: on, off by choice, or unable to run (then every command is
-    cold, which is correct but ~2x slower)."""
+    """The warm command server: off (the default), on and running, or on but unable to serve
+    here and why (then every command is cold, which is correct but ~2x slower)."""
     from contextfork.server import client, control
 
     if not client.enabled():
-        return Check("server", "ok", "off: every command starts its own interpreter",
-                     f"unset {client.ENV_MODE} to have commands served warm")  # fmt: skip
+        on, why = client.mode()
+        if on:
+            return Check("server", "warning", "on, but this platform has no fork(), /proc or "
+                         "Unix socket descriptor passing: every command runs cold")  # fmt: skip
+        return Check("server", "ok", f"off ({why}): every command starts its own interpreter",
+                     "contextfork server enable to have commands served warm")  # fmt: skip
     data = control.status().data
     reason = client.unsafe_dir_reason(data["directory"]) if os.path.lexists(data["directory"]) else None
     if reason:
         return Check("server", "warning", f"cannot run: {reason}; every command runs cold",
                      f"chmod 700 {data['directory']}, or set {client.ENV_DIR} to a private "
                      "directory")  # fmt: skip
+    if data["key"] is None:
+        return Check("server", "warning", f"cannot serve here: {control.never_here()}")
+    stuck = data["unresponsive"]
+    if stuck:
+        return Check("server", "warning", f"pid {stuck['pid']} {stuck['state']}: every command "
+                     "runs cold", f"kill -CONT {stuck['pid']}, or contextfork server stop")  # fmt: skip
     info = data["running"]
     if info is None:
+        failed = [ln for ln in data["log_tail"] if "not started" in ln]
+        if failed and failed[-1] == data["log_tail"][-1]:
+            why = failed[-1].split(": ", 2)[-1]
+            return Check("server", "warning", f"cannot start: {why}; every command runs cold",
+                         f"its log: {data['log']}")  # fmt: skip
         return Check("server", "ok", "not running; the next command starts it")
     return Check("server", "ok", f"pid {info['pid']}, {info['served']} command(s) served "
                  f"({info['socket']})")  # fmt: skip

@@ -40,14 +40,16 @@ def main(argv: list[str] | None = None) -> int:
             # Nothing of ours to finalise: the command ran in the server. Skipping the
             # interpreter's teardown is ~3 ms on every served command.
             for stream in (sys.stdout, sys.stderr):
-                try:  # noqa: SIM105 - contextlib is not imported on this path
-                    stream.flush()
+                try:  # contextlib is not imported on this path
+                    if stream is not None:  # None: the descriptor was closed when we started
+                        stream.flush()
                 except (OSError, ValueError):
                     pass
             os._exit(served & 0xFF)
     try:
         code = _dispatch(args)
-        sys.stdout.flush()  # a closed pipe shows up here when the output fit in the buffer
+        if sys.stdout is not None:  # started with stdout closed: print() wrote nothing, as usual
+            sys.stdout.flush()  # a closed pipe shows up here when the output fit in the buffer
         return code
     except BrokenPipeError:
         _silence_stdout()

@@ -12,7 +12,7 @@ from tests.helpers import TRANSCRIPTS, Repo, make_repo
 # suite goes through one warm command server (its own socket directory), as a user's would.
 if os.environ.get("CONTEXTFORK_TEST_SERVER") == "on":
     os.environ.setdefault("CONTEXTFORK_SERVER_DIR", tempfile.mkdtemp(prefix="cf-test-server-"))
-    os.environ["CONTEXTFORK_SERVER"] = "auto"
+    os.environ["CONTEXTFORK_SERVER"] = "on"  # the server is off unless asked for
 else:
     os.environ["CONTEXTFORK_SERVER"] = "off"
 

@@ -50,7 +50,7 @@ def add_cmd(
 
     if file is not None and str(file) != "-":
         payload = read_regular(file, "payload file", limit=MAX_PAYLOAD)
-    elif file is not None or not sys.stdin.isatty():
+    elif sys.stdin is not None and (file is not None or not sys.stdin.isatty()):  # None: closed
         payload = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
         if len(payload) > MAX_PAYLOAD:
             raise UsageError(f"payload on stdin larger than {MAX_PAYLOAD} bytes")

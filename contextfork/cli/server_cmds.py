@@ -1,4 +1,4 @@
-"""CLI: ``server start|status|stop`` (the command server lives in contextfork/server/)."""
+"""CLI: ``server enable|disable|start|status|stop`` (the command server: contextfork/server/)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,26 @@ from contextfork.cli.common import JsonOpt, emit, guarded
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         help="The warm command server that runs contextfork commands without start-up cost "
-        "(on by default; CONTEXTFORK_SERVER=off turns it off).",
+        "(off by default: `server enable` turns it on; CONTEXTFORK_SERVER=on|off overrides).",
         no_args_is_help=True,
     )
     app.add_typer(group, name="server")
+
+    @group.command("enable")
+    @guarded("server enable")
+    def enable(json: JsonOpt = False) -> None:
+        """Serve commands from now on (kept in your config directory), in the same context only."""
+        from contextfork.server import control
+
+        emit(control.choose(True), json)
+
+    @group.command("disable")
+    @guarded("server disable")
+    def disable(json: JsonOpt = False) -> None:
+        """Run every command cold from now on, and stop the servers running."""
+        from contextfork.server import control
+
+        emit(control.choose(False), json)
 
     @group.command("status")
     @guarded("server status")

@@ -7,6 +7,12 @@ which gets the client's argv, working directory, environment, umask and its stdi
 (the descriptors themselves, passed over a Unix socket), so a command served is the same
 command run cold. Mercurial's chg is the model.
 
-``client`` is what the console script runs first (stdlib only, a few ms); ``daemon`` is the
-server. Design notes and the safety rules: docs/design/server.md.
+It is off unless ``contextfork server enable`` (or ``CONTEXTFORK_SERVER=on``), and serves a
+caller only in the server's own context (namespaces, limits, privileges, interpreter: issue 22),
+as everything but argv, cwd, environment, umask and stdio is the server's.
+
+``client`` is what the console script runs first (stdlib only, a few ms); ``context`` names what
+shapes a process; ``daemon`` is the server, ``child`` a served command's process, ``peer`` the
+check of who connected; ``control`` the ``server`` verbs. Design notes and the safety rules:
+docs/design/server.md.
 """

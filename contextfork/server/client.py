@@ -13,20 +13,25 @@ import stat as _stat  # loaded by os already
 import sys
 import time
 
+from contextfork.server import context
+
 TYPE_CHECKING = False  # not typing's: importing typing costs ~9 ms on every command's path
 if TYPE_CHECKING:
     import _socket
     import signal
+    import subprocess
+    from collections.abc import Callable
     from typing import Any
 else:
     # The C modules (`signal` and `socket` import enum, ~4 ms each); `_socket` and `zlib` are
     # imported where a server is really asked, so a command never served (the status line,
-    # CONTEXTFORK_SERVER=off) pays for neither.
+    # the server off) pays for neither.
     import _signal as signal
 
-ENV_MODE = "CONTEXTFORK_SERVER"  # off | auto (default)
+ENV_MODE = "CONTEXTFORK_SERVER"  # on | off | auto (default: what `server enable|disable` chose)
 ENV_DIR = "CONTEXTFORK_SERVER_DIR"
 ENV_IDLE = "CONTEXTFORK_SERVER_IDLE"  # seconds without a command before the server exits
+ON = ("on", "1", "yes", "true")
 OFF = ("off", "0", "no", "false")
 #: Never served: long-lived commands (nothing to gain, they own their stdio for minutes), the
 #: server's own verbs, and the status line, whose cold path is already lean (measured: 34 ms cold,
@@ -38,15 +43,59 @@ _HEADER_SIZE = 4  # a big-endian length before each marshal body
 MAX_MESSAGE = 16 << 20
 LOG_LIMIT = 256 << 10
 _SPAWN_BACKOFF = 10.0  # seconds between two attempts to start a server that does not come up
+SUN_PATH_MAX = 107  # bytes of a Unix socket's path (sockaddr_un.sun_path, its NUL aside)
+CONNECT_TIMEOUT = 1.0  # a server whose queue is full (stopped, swamped): run cold
+START_TIMEOUT = 5.0  # the server's child has not said it is ready: run cold
+POLL = 0.1  # how often the server is looked at while its child is awaited
+WATCH = 1.0  # how often a running command's process is looked at
+GRACE = 3.0  # a command that ended: how long its server may take to say how
+
+
+def setting_path(env: dict[str, str] | os._Environ[str] = os.environ) -> str:
+    """Where `server enable|disable` keep their choice: the user's config directory, as it must
+    outlive the runtime directory (cleared at logout) that holds the sockets."""
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "contextfork", "server")
+
+
+def read_setting(env: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
+    """``on`` or ``off`` as `server enable|disable` wrote it (None: never chosen, or a file
+    that is not a regular file of ours)."""
+    try:
+        fd = os.open(setting_path(env), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or not _stat.S_ISREG(st.st_mode):
+            return None
+        word = os.read(fd, 64).decode("ascii", "replace").strip().lower()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return word if word in ("on", "off") else None
+
+
+def mode(env: dict[str, str] | os._Environ[str] = os.environ) -> tuple[bool, str]:
+    """Whether commands are to be served, and what decided it: ``$CONTEXTFORK_SERVER`` (on or
+    off) over the setting `server enable|disable` wrote; off when neither says."""
+    value = env.get(ENV_MODE, "").strip().lower()
+    if value in OFF or value in ON:
+        return value in ON, f"{ENV_MODE}={value}"
+    setting = read_setting(env)
+    if setting is not None:
+        return setting == "on", f"{setting_path(env)} says {setting}"
+    return False, "the default"
 
 
 def enabled(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
-    return env.get(ENV_MODE, "auto").strip().lower() not in OFF and _supported()
+    return mode(env)[0] and _supported()
 
 
 def _supported() -> bool:
-    if not hasattr(os, "fork"):
-        return False
+    if not hasattr(os, "fork") or not os.path.isdir("/proc/self/ns"):
+        return False  # the context a caller is served in is read from /proc (Linux)
     import _socket
 
     return hasattr(_socket, "AF_UNIX") and hasattr(_socket, "SCM_RIGHTS")
@@ -92,8 +141,10 @@ def package_dir() -> str:
 
 def build_key(pkg: str | None = None) -> str:
     """Names the code a server runs: the interpreter, this package's files (path, size, mtime)
-    and the site directory it was installed into. An edit, an upgrade or another venv gives
-    another key, so a server never runs stale code; it is a cache key, not a security check."""
+    and every directory of the import path (their mtimes: a dependency installed, upgraded or
+    removed renames its ``*.dist-info`` there, also beside an editable install of ours). An
+    edit, an upgrade or another venv gives another key, so a server never runs stale code; it
+    is a cache key, not a security check."""
     pkg = pkg or package_dir()
     parts = [sys.executable, sys.version, pkg]
     stack = [pkg, os.path.join(os.path.dirname(pkg), "templates")]
@@ -111,19 +162,43 @@ def build_key(pkg: str | None = None) -> str:
             elif e.name.endswith((".py", ".j2", ".json", ".ts", ".md", ".toml")):
                 st = e.stat(follow_symlinks=False)
                 parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
-    site = os.path.dirname(pkg)
-    try:  # noqa: SIM105 - contextlib is one more import on every command's path
-        parts.append(str(os.stat(site).st_mtime_ns))  # a package installed or removed beside us
-    except OSError:
-        pass
+    for site in (os.path.dirname(pkg), *sys.path[1:]):
+        try:  # noqa: SIM105 - contextlib is one more import on every command's path
+            parts.append(f"{site}:{os.stat(site).st_mtime_ns}")
+        except OSError:
+            pass
     blob = "\n".join(parts).encode("utf-8", "surrogateescape")
     import zlib
 
     return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(parts):04x}"
 
 
+def server_key() -> str | None:
+    """The build key and a digest of this process's context (context.py): a caller only ever
+    reaches a server started from the same context. None: never serve this process (its
+    context cannot be read, or no_new_privs hides part of it)."""
+    try:
+        confinement = context.confinement()
+    except (OSError, ValueError, IndexError):
+        return None
+    if context.no_new_privs(confinement):
+        return None
+    parts = [*context.interpreter(), *(f"{what}={value}" for what, value in confinement)]
+    return f"{build_key()}-{context.digest(parts)}"
+
+
 def socket_path(key: str, env: dict[str, str] | os._Environ[str] = os.environ) -> str:
     return os.path.join(runtime_dir(env), f"s-{key}")
+
+
+def address(path: str) -> tuple[str, int | None]:
+    """What bind() and connect() are given for ``path``: itself, or when it is longer than a
+    socket's address can hold, the same file reached through a descriptor of its directory
+    (``/proc/self/fd/N/name``; close N after the call)."""
+    if len(os.fsencode(path)) <= SUN_PATH_MAX:
+        return path, None
+    fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    return f"/proc/self/fd/{fd}/{os.path.basename(path)}", fd
 
 
 def send_message(sock: _socket.socket, obj: Any, fds: list[int] | None = None) -> None:
@@ -140,19 +215,29 @@ def send_message(sock: _socket.socket, obj: Any, fds: list[int] | None = None) -
         sock.sendall(frame)
 
 
-def recv_exact(sock: _socket.socket, n: int) -> bytes:
+def recv_exact(sock: _socket.socket, n: int, patience: Callable[[], None] | None = None) -> bytes:
+    """``n`` bytes; on a socket with a timeout, ``patience`` is asked at each one whether to
+    wait on (it raises when not)."""
     buf = bytearray()
     while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
+        try:
+            chunk = sock.recv(n - len(buf))
+        except TimeoutError:
+            if patience is None:
+                raise
+            patience()
+            continue
         if not chunk:
             raise EOFError("connection closed")
         buf += chunk
     return bytes(buf)
 
 
-def recv_message(sock: _socket.socket) -> dict[str, object]:
-    size = int.from_bytes(recv_exact(sock, _HEADER_SIZE), "big")
-    return decode(recv_exact(sock, size), size)
+def recv_message(sock: _socket.socket, patience: Callable[[], None] | None = None) -> dict[str, object]:
+    size = int.from_bytes(recv_exact(sock, _HEADER_SIZE, patience), "big")
+    if size > MAX_MESSAGE:
+        raise ValueError(f"message of {size} bytes")
+    return decode(recv_exact(sock, size, patience), size)
 
 
 def decode(body: bytes, size: int) -> dict[str, object]:
@@ -166,33 +251,62 @@ def decode(body: bytes, size: int) -> dict[str, object]:
     return obj
 
 
-def peer_uid(sock: _socket.socket) -> int | None:
+def peer_creds(sock: _socket.socket) -> tuple[int, int, int] | None:
+    """The peer's pid, uid and gid as the kernel saw them at connect() (at listen() for the
+    server's socket), in this process's namespaces."""
     import _socket
 
     so_peercred: int | None = getattr(_socket, "SO_PEERCRED", None)
     if so_peercred is None:
         return None
     creds = sock.getsockopt(_socket.SOL_SOCKET, so_peercred, 12)  # struct ucred: pid, uid, gid
-    return int.from_bytes(creds[4:8], sys.byteorder, signed=True)
+    pid, uid, gid = (int.from_bytes(creds[i : i + 4], sys.byteorder, signed=True) for i in (0, 4, 8))
+    return pid, uid, gid
 
 
-def _connect(path: str) -> _socket.socket | None:
+def peer_uid(sock: _socket.socket) -> int | None:
+    creds = peer_creds(sock)
+    return None if creds is None else creds[1]
+
+
+def connect(path: str, timeout: float = CONNECT_TIMEOUT) -> tuple[_socket.socket, int] | None:
+    """A connection to the server at ``path`` and the server's pid (0: unknown), or None."""
     import _socket
 
+    try:
+        where, dirfd = address(path)
+    except OSError:
+        return None
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(path)
+        sock.settimeout(timeout)
+        sock.connect(where)
+        creds = peer_creds(sock)
     except OSError:
         sock.close()
         return None
-    uid = peer_uid(sock)
-    if uid is not None and uid != os.getuid():
+    finally:
+        if dirfd is not None:
+            os.close(dirfd)
+    if creds is not None and creds[1] != os.getuid():
         sock.close()
         return None
-    return sock
+    return sock, (creds[0] if creds else 0)
 
 
-def _request(args: list[str], key: str) -> dict[str, object]:
+def process_state(pid: int) -> str | None:
+    """``R``, ``S``, ``T`` (stopped), ``Z`` (dead, not yet reaped)…; None: no such process."""
+    try:
+        return context.stat_fields(str(pid))[0].decode("ascii", "replace")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def stopped(state: str | None) -> bool:
+    return state is None or state in ("T", "t", "Z", "X")
+
+
+def _request(args: list[str], key: str, closed: list[int]) -> dict[str, object]:
     mask = os.umask(0o022)
     os.umask(mask)
     return {
@@ -202,44 +316,47 @@ def _request(args: list[str], key: str) -> dict[str, object]:
         "umask": mask,
         "key": key,
         "argv0": sys.argv[0] if sys.argv else "contextfork",
+        "closed": closed,  # of descriptors 0-2: closed here, so closed in the command too
     }
 
 
-def spawn(path: str, key: str) -> bool:
+def spawn(path: str, key: str) -> subprocess.Popen[bytes] | None:
     """Start a server for ``key`` in the background, detached from this process's session and
-    stdio (a harness waiting for a hook's output must not wait for the server too). At most one
-    attempt per ``_SPAWN_BACKOFF`` seconds, so a server that cannot start costs nothing more."""
+    stdio (a harness waiting for a hook's output must not wait for the server too), with this
+    interpreter's flags (they are part of the key). At most one attempt per ``_SPAWN_BACKOFF``
+    seconds, so a server that cannot start costs nothing more. Returns the server's process
+    (None: not started)."""
     marker = path + ".starting"
     try:
         fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
         try:
             if time.time() - os.stat(marker).st_mtime < _SPAWN_BACKOFF:
-                return False
+                return None
             os.unlink(marker)
             fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except OSError:
-            return False
+            return None
     except OSError:
-        return False
+        return None
     os.close(fd)
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    flags = subprocess._args_from_interpreter_flags()  # type: ignore[attr-defined]
     log = _open_log(path)
     try:
-        subprocess.Popen(
-            [sys.executable, "-m", "contextfork.server.daemon", path, key],
+        return subprocess.Popen(
+            [sys.executable, *flags, "-m", "contextfork.server.daemon", path, key],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=log if log is not None else subprocess.DEVNULL,
             start_new_session=True, close_fds=True, cwd="/", env=env,
         )  # fmt: skip
     except OSError:
-        return False
+        return None
     finally:
         if log is not None:
             os.close(log)
-    return True
 
 
 def log_path(path: str) -> str:
@@ -278,56 +395,116 @@ def plain_interpreter() -> bool:
                 or f.bytes_warning or f.isolated or f.debug)
 
 
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
 def serve(args: list[str]) -> int | None:
     """Run ``args`` in a warm server; None: run it here (no server, or it refused before
     starting the command). A server is started for the next command when none answers."""
     if not _served(args) or not enabled():
         return None
+    # Before this process opens anything: a closed 0-2 would be our socket's number, and the
+    # command would read or write the connection instead (issue 22).
+    closed = [fd for fd in (0, 1, 2) if not _is_open(fd)]
     directory = runtime_dir()
     if ensure_dir(directory) is not None:
         return None  # `contextfork server status` says why
     try:
-        key = build_key()
+        key = server_key()
+        if key is None:
+            return None
         path = socket_path(key)
-        request = _request(args, key)
+        request = _request(args, key, closed)
     except (OSError, ValueError):
         return None
-    sock = _connect(path)
-    if sock is None:
+    conn = connect(path)
+    if conn is None:
         spawn(path, key)
         return None
+    sock, server_pid = conn
     try:
-        return _run_remote(sock, request)
+        return _run_remote(sock, request, server_pid, [fd for fd in (0, 1, 2) if fd not in closed])
     finally:
         sock.close()
 
 
-def _run_remote(sock: _socket.socket, request: dict[str, object]) -> int | None:
+class _Ended(Exception):
+    """The command's process is gone and its server did not say how it ended."""
+
+    def __init__(self, status: int | None) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _start(sock: _socket.socket, request: dict[str, object], server_pid: int,
+           fds: list[int]) -> int | None:  # fmt: skip
+    """Hand the command over; the child's pid once it is ready, None when it did not get there
+    within START_TIMEOUT or its server stopped (then nothing ran: the caller runs it cold).
+    ``go``, with descriptors 0-2, is the point of no return: the child starts the command only
+    when it has read it."""
+    deadline = time.monotonic() + START_TIMEOUT
+
+    def waiting() -> None:
+        if time.monotonic() > deadline or (server_pid > 0 and stopped(process_state(server_pid))):
+            raise TimeoutError("the command server did not start the command")
+
     try:
-        send_message(sock, request, [0, 1, 2])
-        first = recv_message(sock)
+        sock.settimeout(START_TIMEOUT)
+        send_message(sock, request)
+        sock.settimeout(POLL)
+        first = recv_message(sock, waiting)
+        pid = first.get("pid")
+        if not isinstance(pid, int):
+            return None  # refused (a stale key, another context, a failed set-up)
+        # Our descriptors only now: sent earlier, they would wait in the queue of a server that
+        # does not answer, and our caller for an end of file that never comes.
+        send_message(sock, {"go": True}, fds)
     except (OSError, EOFError, ValueError):
         return None  # nothing started yet
-    pid = first.get("pid")
-    if not isinstance(pid, int):
-        return None  # refused (a stale key, a failed set-up): the command did not start
+    return pid
+
+
+def _run_remote(sock: _socket.socket, request: dict[str, object], server_pid: int = 0,
+                fds: list[int] | None = None) -> int | None:  # fmt: skip
+    pid = _start(sock, request, server_pid, [0, 1, 2] if fds is None else fds)
+    if pid is None:
+        return None
+    ended: list[float] = []
+
+    def watching() -> None:
+        state = process_state(pid)
+        if state is not None and state not in ("Z", "X"):
+            return
+        ended.append(time.monotonic())
+        if ended[-1] - ended[0] > GRACE:
+            raise _Ended(_exit_status(pid) if state == "Z" else None)
+
     previous = {s: signal.signal(s, lambda n, _f: _forward(pid, n)) for s in _FORWARDED}
     try:
-        while True:
-            try:
-                done = recv_message(sock)
-            except (OSError, EOFError, ValueError):
-                print("contextfork: the command server went away before the command ended "
-                      "(run it again with CONTEXTFORK_SERVER=off)", file=sys.stderr)  # fmt: skip
-                return 1
-            if "exit" in done or "signal" in done:
-                break
+        sock.settimeout(WATCH)
+        done = recv_message(sock, watching)
+    except _Ended as lost:
+        if lost.status is None:
+            print("contextfork: the command ended but its server did not say how "
+                  "(run it again with CONTEXTFORK_SERVER=off)", file=sys.stderr)  # fmt: skip
+            return 1
+        done = _outcome(lost.status)
+    except (OSError, EOFError, ValueError):
+        print("contextfork: the command server went away before the command ended "
+              "(run it again with CONTEXTFORK_SERVER=off)", file=sys.stderr)  # fmt: skip
+        return 1
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
     sig = done.get("signal")
     if isinstance(sig, int) and sig > 0:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
         try:  # noqa: SIM105 - see build_key
             signal.signal(sig, signal.SIG_DFL)
         except (OSError, ValueError):
@@ -337,6 +514,20 @@ def _run_remote(sock: _socket.socket, request: dict[str, object]) -> int | None:
         return 128 + sig
     code = done.get("exit")
     return code if isinstance(code, int) else 1
+
+
+def _exit_status(pid: int) -> int | None:
+    """A dead, unreaped process's wait status (``/proc/<pid>/stat``, field 52)."""
+    try:
+        return int(context.stat_fields(str(pid))[49])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _outcome(status: int) -> dict[str, object]:
+    if os.WIFSIGNALED(status):
+        return {"signal": os.WTERMSIG(status)}
+    return {"exit": os.waitstatus_to_exitcode(status)}
 
 
 def _forward(pid: int, signum: int) -> None:

@@ -1,34 +1,34 @@
 """The command server: import once, then ``fork()`` a child per command.
 
 The parent is single-threaded (forking a threaded process copies locks held by other threads)
-and does four things: accept, fork, reap children, and send each client the way its command
-ended, as ``waitpid`` saw it (a command that returns has already sent its exit status itself).
-Everything the command needs from the client is applied in the child before the command runs:
-descriptors 0-2, working directory, environment, umask, locale-dependent stdio; a request that
-names other code than the server runs is refused there, before anything runs. The server exits
-after ``CONTEXTFORK_SERVER_IDLE`` seconds without a command (600 by default), when its socket
-is removed or replaced, on SIGTERM or SIGINT, or on ``contextfork server stop``.
+and never waits on a client: it accepts, tells a status request (answered in place, read as it
+arrives) from a command (forked at once), reaps children, and sends each client the way its
+command ended, as ``waitpid`` saw it (a command that returns has already sent its exit status
+itself). A child reads its request within ``REQUEST_TIMEOUT``, checks that its client is in the
+server's context (context.py: namespaces, limits, privileges… read from the client's own
+``/proc`` entry) and that the environment its imports read is the client's, applies the rest
+(descriptors 0-2, working directory, environment, umask, locale-dependent stdio), says it is
+ready and starts the command on the client's ``go``. The server exits after
+``CONTEXTFORK_SERVER_IDLE`` seconds without a command (600 by default), when its socket is
+removed or replaced, on SIGTERM or SIGINT, or on ``contextfork server stop``.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import errno
 import gc
 import importlib
-import io
 import os
 import selectors
 import signal
 import socket
 import sys
-import threading
 import time
-from typing import Any
+from typing import Any, ClassVar
 
-from contextfork import envvars, testhooks
-from contextfork.server import client
+from contextfork import envvars
+from contextfork.server import client, context
+from contextfork.server.child import REQUEST_TIMEOUT, log, run_child
 
 #: Every contextfork module is imported before the server forks, except these: the MCP server and
 #: the mini-swe-agent bridge pull in large third-party stacks (and mini-swe-agent reads its
@@ -42,12 +42,14 @@ NOT_PRELOADED = (
 )
 #: Third-party modules commands import lazily (templates, the store lock, Typer's help/errors).
 THIRD_PARTY = ("jinja2", "filelock", "rich.console")
+#: Read while importing, but of no effect on what a command does: the user's site directory
+#: (its effect, a sys.path entry, is part of the key), the interpreter's build, and where the
+#: tokenizer's vocabulary is cached (the same vocabulary from any cache).
+IMPORT_ENV_IGNORED = frozenset({"HOME", "PYTHONUSERBASE", "_PYTHON_PROJECT_BASE",
+                                "_PYTHON_SYSCONFIGDATA_NAME", "XDG_CACHE_HOME"})  # fmt: skip
 DEFAULT_IDLE = 600  # seconds
-#: The first read of a request (with its descriptors); a larger request is read on after it, so
-#: a command does not allocate the 16 MiB a request may reach.
-FIRST_READ = 64 << 10
 TICK = 1.0
-_reported = threading.Event()  # a served child has sent its exit status to its client
+MAX_PENDING = 256  # connections that have not said what they are yet
 
 
 def preload_names() -> list[str]:
@@ -59,17 +61,42 @@ def preload_names() -> list[str]:
     return [n for n in ours if not n.startswith(NOT_PRELOADED)] + list(THIRD_PARTY)
 
 
-def log(message: str) -> None:
-    """One line to the server's log (its stderr: ``<socket>.log``, see ``client.spawn``)."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"{stamp}Z pid {os.getpid()}: {message}\n")
-        sys.stderr.flush()
+class _Recording(os._Environ):  # type: ignore[type-arg]
+    """``os.environ`` while the server imports: which variables the imports read (a module
+    that reads one at import keeps its value for every command; "*": the whole environment)."""
+
+    read: ClassVar[set[str]] = set()
+
+    def __getitem__(self, key: str) -> str:
+        _Recording.read.add(key)
+        return str(super().__getitem__(key))
+
+    def __iter__(self) -> Any:
+        _Recording.read.add("*")
+        return super().__iter__()
 
 
-def preload() -> None:
+def preload() -> dict[str, str | None]:
     """Import what commands need; what fails is logged and left to the command to import (and
-    report) itself."""
+    report) itself. Returns what the imports read of the environment: a command is served only
+    with the same values (``_env_refusal``)."""
+    _Recording.read = set()
+    os.environ.__class__ = _Recording
+    try:
+        _import_all()
+    finally:
+        os.environ.__class__ = os._Environ
+    names = _Recording.read - IMPORT_ENV_IGNORED
+    if "*" in names:
+        log("an import read the whole environment: only a caller with the same one is served")
+        names = set(os.environ) | {"*"}
+    unkeyed = sorted(names - set(context.KEYED_ENV) - {"*"})
+    if unkeyed:
+        log(f"imports read {', '.join(unkeyed)}: a caller with other values runs cold")
+    return {n: os.environ.get(n) for n in sorted(names)}
+
+
+def _import_all() -> None:
     for name in preload_names():
         try:
             importlib.import_module(name)
@@ -89,10 +116,22 @@ def preload() -> None:
         log(f"tokenizer not loaded: {type(exc).__name__}: {exc}")
 
 
+class _Pending:
+    """A connection whose first byte has not come yet, or a status request still arriving."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.accepted = time.clock_gettime(time.CLOCK_BOOTTIME)
+        self.status: bytearray | None = None
+
+
 class Server:
-    def __init__(self, path: str, key: str, idle: float) -> None:
+    def __init__(self, path: str, key: str, idle: float, import_env: dict[str, str | None] | None = None) -> None:  # fmt: skip
         self.path, self.key, self.idle = path, key, idle
+        self.import_env = import_env or {}
         self.children: dict[int, socket.socket] = {}
+        self.running: set[int] = set()  # children whose command has started
+        self.pending: dict[socket.socket, _Pending] = {}
         self.last_activity = time.monotonic()
         self.served = 0
         self.started = time.time()
@@ -100,17 +139,29 @@ class Server:
         self.why = "stopped"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.inode: int | None = None
+        # A child writes its pid here when its command starts: `served` counts commands, not
+        # connections (a status request, a refusal, a silent client).
+        self.started_r, self.started_w = os.pipe()
+        os.set_blocking(self.started_r, False)
+        self.sel: selectors.BaseSelector | None = None
 
     def bind(self) -> None:
         """Bind beside the final name and rename over it: a client never sees a socket that is
         not listening yet, and two servers starting at once leave one (the other sees its name
-        replaced and exits)."""
-        tmp = f"{self.path}.{os.getpid()}.tmp"
+        replaced and exits). A path longer than a socket address holds is bound through its
+        directory's descriptor (client.address)."""
+        tmp = os.path.join(os.path.dirname(self.path), f"t-{os.getpid()}")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        self.sock.bind(tmp)
+        where, dirfd = client.address(tmp)
+        try:
+            self.sock.bind(where)
+        finally:
+            if dirfd is not None:
+                os.close(dirfd)
         os.chmod(tmp, 0o600)
         self.sock.listen(64)
+        self.sock.setblocking(False)
         os.replace(tmp, self.path)
         self.inode = os.stat(self.path).st_ino
         with contextlib.suppress(OSError):
@@ -129,19 +180,25 @@ class Server:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
-        sel = selectors.DefaultSelector()
+        self.sel = sel = selectors.DefaultSelector()
         sel.register(self.sock, selectors.EVENT_READ, "accept")
         sel.register(rfd, selectors.EVENT_READ, "signal")
+        sel.register(self.started_r, selectors.EVENT_READ, "started")
         try:
             while not self.stopping:
-                for key, _ in sel.select(TICK):
+                wait = min([TICK, *(p.deadline - time.monotonic() for p in self.pending.values())])
+                for key, _ in sel.select(max(wait, 0.01)):
                     if key.data == "accept":
                         self._accept()
-                    else:
+                    elif key.data == "signal":
                         with contextlib.suppress(BlockingIOError):
                             os.read(rfd, 512)
+                    elif key.data == "pending":
+                        self._readable(key.fileobj)  # type: ignore[arg-type]
+                self._drain_started()
+                self._expire()
                 self._reap()
-                if not self.children:
+                if not self.children and not self.pending:
                     if not self.still_ours():
                         self.why = "its socket was removed or replaced"
                         break
@@ -162,20 +219,93 @@ class Server:
         if self.still_ours():
             with contextlib.suppress(OSError):
                 os.unlink(self.path)
+        for conn in list(self.pending):
+            self._drop(conn)
         for pid in list(self.children):  # stopped while commands ran: they finish on their own
             self.children.pop(pid).close()
 
     def _accept(self) -> None:
+        """Every connection waiting, none read here: a client that says nothing (or slowly)
+        holds up nobody but itself."""
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # EMFILE and the like: the client runs cold
+                log(f"cannot accept a connection: {exc.strerror}")
+                return
+            self.last_activity = time.monotonic()
+            if client.peer_uid(conn) not in (None, os.getuid()):
+                conn.close()
+                continue
+            conn.setblocking(False)
+            if len(self.pending) >= MAX_PENDING:  # a flood of silent clients: the oldest goes
+                self._drop(next(iter(self.pending)))
+            self.pending[conn] = _Pending(time.monotonic() + REQUEST_TIMEOUT)
+            if self.sel is not None:
+                self.sel.register(conn, selectors.EVENT_READ, "pending")
+
+    def _drop(self, conn: socket.socket) -> None:
+        self.pending.pop(conn, None)
+        if self.sel is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.sel.unregister(conn)
+        conn.close()
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for conn in [c for c, p in self.pending.items() if p.deadline < now]:
+            self._drop(conn)
+
+    def _readable(self, conn: socket.socket) -> None:
+        """`contextfork server status|stop` talk to the parent itself: a one-byte tag tells
+        them from a command, whose request always starts with a length header (never 0xff)."""
+        state = self.pending[conn]
         try:
-            conn, _ = self.sock.accept()
+            if state.status is None:
+                tag = conn.recv(1, socket.MSG_PEEK)
+                if tag != b"\xff":
+                    if tag:
+                        self._fork(conn)
+                    else:
+                        self._drop(conn)
+                    return
+                state.status = bytearray()
+            chunk = conn.recv(4096)
+        except BlockingIOError:
+            return
         except OSError:
+            self._drop(conn)
             return
-        self.last_activity = time.monotonic()
-        if client.peer_uid(conn) not in (None, os.getuid()):
-            conn.close()
+        if not chunk:
+            self._drop(conn)
             return
-        if self._status_request(conn):
-            return
+        state.status += chunk
+        body = bytes(state.status[1:])
+        if len(body) >= 4 and len(body) >= 4 + (size := int.from_bytes(body[:4], "big")):
+            self._answer(conn, body[4 : 4 + size], size)
+
+    def _answer(self, conn: socket.socket, body: bytes, size: int) -> None:
+        try:
+            verb = client.decode(body, size).get("verb")
+            info = {"pid": os.getpid(), "key": self.key, "served": self.served,
+                    "running": len(self.running), "since": self.started, "idle": self.idle,
+                    "socket": self.path}  # fmt: skip
+            conn.setblocking(True)
+            conn.settimeout(1)  # a few hundred bytes into an empty socket buffer
+            client.send_message(conn, info)
+            if verb == "stop":
+                self.why = "asked to stop (contextfork server stop)"
+                self.stopping = True
+        except (OSError, EOFError, ValueError):
+            pass
+        self._drop(conn)
+
+    def _fork(self, conn: socket.socket) -> None:
+        accepted = self.pending.pop(conn).accepted
+        if self.sel is not None:
+            self.sel.unregister(conn)
         try:
             pid = os.fork()
         except OSError as exc:  # EAGAIN/ENOMEM: this command runs cold, the server goes on
@@ -183,39 +313,39 @@ class Server:
             conn.close()
             return
         if pid == 0:  # the child never returns from here
-            self.sock.close()
-            for other in self.children.values():  # other clients must see EOF when we are gone
-                other.close()
             code = 1
             try:
-                code = run_child(conn, self.key)
+                self._become_child(conn)
+                code = run_child(conn, self.key, self.import_env, self.started_w, accepted)
             finally:
                 os._exit(code)
-        self.served += 1
         self.children[pid] = conn
 
-    def _status_request(self, conn: socket.socket) -> bool:
-        """`contextfork server status|stop` talk to the parent itself: a one-byte tag tells
-        them from a command, whose request always starts with a length header (never 0xff)."""
-        try:
-            conn.settimeout(1)
-            tag = conn.recv(1, socket.MSG_PEEK)
-            if tag != b"\xff":
-                conn.settimeout(None)
-                return False
-            conn.recv(1)
-            verb = client.recv_message(conn).get("verb")
-            info = {"pid": os.getpid(), "key": self.key, "served": self.served,
-                    "running": len(self.children), "since": self.started, "idle": self.idle,
-                    "socket": self.path}  # fmt: skip
-            client.send_message(conn, info)
-            if verb == "stop":
-                self.why = "asked to stop (contextfork server stop)"
-                self.stopping = True
-        except (OSError, EOFError, ValueError):
-            pass
-        conn.close()
-        return True
+    def _become_child(self, conn: socket.socket) -> None:
+        """Nothing of the parent's but its code: its socket, other clients' connections (they
+        must see EOF when the server is gone), its selector and pipes."""
+        if self.sel is not None:
+            with contextlib.suppress(OSError):
+                self.sel.close()
+        self.sock.close()
+        for other in [*self.children.values(), *self.pending]:
+            other.close()
+        os.close(self.started_r)
+        conn.setblocking(True)
+
+    def _drain_started(self) -> None:
+        while True:
+            try:
+                data = os.read(self.started_r, 4096)
+            except (BlockingIOError, InterruptedError):
+                return
+            if not data:
+                return
+            for i in range(0, len(data) - 3, 4):
+                pid = int.from_bytes(data[i : i + 4], sys.byteorder)
+                self.served += 1
+                if pid in self.children:
+                    self.running.add(pid)
 
     def _reap(self) -> None:
         while self.children:
@@ -226,6 +356,7 @@ class Server:
             if pid == 0:
                 return
             conn = self.children.pop(pid, None)
+            self.running.discard(pid)
             if conn is None:
                 continue
             self.last_activity = time.monotonic()
@@ -234,166 +365,9 @@ class Server:
             else:
                 outcome = {"exit": os.waitstatus_to_exitcode(status)}
             with contextlib.suppress(OSError):
+                conn.settimeout(1)
                 client.send_message(conn, outcome)
             conn.close()
-
-
-def run_child(conn: socket.socket, key: str) -> int:
-    """Become the client's command and run it; the return value is the exit status."""
-    for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
-        signal.signal(s, signal.SIG_DFL if s != signal.SIGINT else signal.default_int_handler)
-    signal.set_wakeup_fd(-1)
-    atexit._clear()  # the server's handlers are not the command's
-    try:
-        frame, fds, _flags, _addr = socket.recv_fds(conn, FIRST_READ, 3)
-        request = _parse_request(frame, conn, fds)
-    except (OSError, EOFError, ValueError) as exc:
-        with contextlib.suppress(OSError):
-            client.send_message(conn, {"refused": str(exc)})
-        return 1
-    if request.get("key") != key:
-        for fd in fds:
-            os.close(fd)
-        with contextlib.suppress(OSError):
-            client.send_message(conn, {"refused": "stale"})
-        return 1
-    try:
-        _become(request, fds)
-    except (OSError, ValueError, TypeError) as exc:
-        with contextlib.suppress(OSError):
-            client.send_message(conn, {"refused": f"set-up failed: {exc}"})
-        return 1
-    # Its own process group, so a signal for the command reaches its git children too, as a
-    # terminal's ^C reaches a cold command's whole foreground group.
-    with contextlib.suppress(OSError):
-        os.setpgid(0, 0)
-    client.send_message(conn, {"pid": os.getpid()})
-    threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
-    argv = [str(a) for a in request["argv"]]
-    from contextfork import entry
-
-    code = 1
-    try:
-        code = entry.main(argv)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)  # as the interpreter does for sys.exit("message")
-    finally:
-        with contextlib.suppress(Exception):
-            atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-    _report_exit(conn, code & 0xFF)
-    testhooks.pause_point("served:reported")  # a slow teardown, for the test that nobody waits
-    return code
-
-
-def _report_exit(conn: socket.socket, code: int) -> None:
-    """Done: give the client its descriptors back (its caller sees end of file now) and its
-    exit status, before this process's own teardown (unmapping a copy of the server, ~5 ms),
-    which the client then does not wait for. The parent reports again after waitpid: a client
-    that already has its status has closed the connection by then."""
-    _reported.set()  # the client's close after this is no lost client
-    with contextlib.suppress(OSError):
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        os.close(null)
-    with contextlib.suppress(OSError):
-        client.send_message(conn, {"exit": code})
-
-
-def _parse_request(frame: bytes, conn: socket.socket, fds: list[int]) -> dict[str, Any]:
-    if len(fds) != 3:
-        raise ValueError("expected three descriptors")
-    if len(frame) < 4:
-        raise ValueError("short request")
-    size = int.from_bytes(frame[:4], "big")
-    body = frame[4:]
-    if size > client.MAX_MESSAGE:
-        raise ValueError("request too large")
-    if len(body) < size:
-        body += client.recv_exact(conn, size - len(body))
-    request = client.decode(body[:size], size)
-    if not isinstance(request.get("argv"), list):
-        raise ValueError("malformed request")  # noqa: TRY004 - a protocol error
-    return request
-
-
-def _become(request: dict[str, Any], fds: list[int]) -> None:
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    os.chdir(request["cwd"])
-    env = request["env"]
-    if not isinstance(env, dict):
-        raise TypeError("env is not an object")
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in env.items()})
-    os.umask(int(request["umask"]))
-    _reopen_stdio()
-    sys.argv = [str(request.get("argv0") or "contextfork"), *map(str, request["argv"])]
-
-
-def _stdio_encoding() -> tuple[str, str]:
-    """What the interpreter would pick for the client's environment: PYTHONIOENCODING (an
-    encoding alone means strict), UTF-8 mode (PYTHONUTF8=1, or the C/POSIX locale, PEP 540),
-    else the locale's encoding, with surrogateescape in the C-like locales (C, POSIX and the
-    PEP 538 coercion targets)."""
-    import locale
-
-    forced_enc, _, forced_errors = os.environ.get("PYTHONIOENCODING", "").partition(":")
-    try:
-        locale.setlocale(locale.LC_CTYPE, "")
-        name = locale.setlocale(locale.LC_CTYPE)
-    except locale.Error:
-        name = "C"
-    c_like = name in ("C", "POSIX")
-    utf8_mode = os.environ.get("PYTHONUTF8", "1" if c_like else "0") == "1"
-    encoding = forced_enc or ("utf-8" if utf8_mode else locale.getpreferredencoding(False))
-    if forced_errors:
-        errors = forced_errors
-    elif forced_enc:
-        errors = "strict"
-    elif utf8_mode or c_like or name in ("C.UTF-8", "C.utf8", "UTF-8"):
-        errors = "surrogateescape"
-    else:
-        errors = "strict"
-    return encoding, errors
-
-
-def _reopen_stdio() -> None:
-    enc, errors = _stdio_encoding()
-    tty = os.isatty(1)
-    # Open for the rest of the process, like the interpreter's own (sys.__stdout__ & co. keep
-    # writing to descriptors 0-2, which now are the client's).
-    sys.stdin = io.TextIOWrapper(open(0, "rb", closefd=False), encoding=enc, errors=errors)  # noqa: SIM115
-    sys.stdout = io.TextIOWrapper(
-        open(1, "wb", closefd=False), encoding=enc, errors=errors, line_buffering=tty  # noqa: SIM115
-    )
-    sys.stderr = io.TextIOWrapper(
-        open(2, "wb", closefd=False), encoding=enc, errors="backslashreplace",  # noqa: SIM115
-        line_buffering=True,
-    )  # fmt: skip
-
-
-def _watch_client(conn: socket.socket) -> None:
-    """A client that is gone (killed, its terminal closed) takes its command with it, as it
-    would have had the command run in its own process: git children included, which a kill of
-    the client's process group cannot reach here."""
-    try:
-        while conn.recv(64):
-            pass
-    except OSError:
-        pass
-    if _reported.is_set():
-        return
-    with contextlib.suppress(OSError):
-        if os.getpgrp() == os.getpid():
-            os.killpg(0, signal.SIGKILL)
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main(argv: list[str]) -> int:
@@ -404,21 +378,25 @@ def main(argv: list[str]) -> int:
     directory = os.path.dirname(path)
     if client.ensure_dir(directory) is not None:
         return 1
-    if key != client.build_key():
-        log("not started: the installed code changed since the client looked")
+    own = client.server_key()
+    if own is None or own.split("-")[0] != key.split("-")[0]:
+        log("not started: the installed code changed since the client looked" if own else
+            "not started: this process's context cannot be read, or it has no_new_privs")  # fmt: skip
+        return 1
+    if own != key:
+        log("not started: its context (namespaces, limits, privileges, interpreter) is not its "
+            "client's")  # fmt: skip
         return 1
     idle = float(envvars.positive_int(client.ENV_IDLE, DEFAULT_IDLE))
     started = time.monotonic()
-    preload()
+    import_env = preload()
     gc.collect()
     gc.freeze()  # a child's collections never walk (and so copy) the server's objects
-    server = Server(path, key, idle)
+    server = Server(path, key, idle, import_env)
     try:
         server.bind()
     except OSError as exc:
-        log(f"not started: cannot listen on {path}: {exc.strerror}")
-        if exc.errno not in (errno.EADDRINUSE, errno.ENAMETOOLONG):
-            raise
+        log(f"not started: cannot listen on {path}: {exc.strerror or exc}")
         return 1
     log(f"started for build {key} in {time.monotonic() - started:.2f} s "
         f"(python {sys.version.split()[0]}, exits after {idle:.0f} s idle)")

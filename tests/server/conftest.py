@@ -20,7 +20,8 @@ class Served:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.env = clean_env({"CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(directory)})
+        # The server is off by default: on here, as `contextfork server enable` would make it.
+        self.env = clean_env({"CONTEXTFORK_SERVER": "on", "CONTEXTFORK_SERVER_DIR": str(directory)})
 
     def run(self, *args: str, cwd: Path | None = None, input: str | None = None,
             env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -109,12 +110,12 @@ def test_stdin_cwd_and_environment_are_the_clients(repo: Repo, served: Served) -
 
 
 def test_a_request_larger_than_the_first_read_is_read_whole(repo: Repo, served: Served) -> None:
-    from contextfork.server import daemon
+    from contextfork.server import child
 
     served.start()
     before = served.served()
     # The environment travels in the request (one variable may hold at most 128 KiB).
-    big = {f"CONTEXTFORK_BIG_{i}": "x" * (daemon.FIRST_READ // 2) for i in range(6)}
+    big = {f"CONTEXTFORK_BIG_{i}": "x" * (child.FIRST_READ // 2) for i in range(6)}
     # Paused after it reported: still counted as running only if the server really ran it
     # (a refused request would have run cold in the client instead).
     pause = {"CONTEXTFORK_TEST_PAUSE_AT": "served:reported", "CONTEXTFORK_TEST_PAUSE_S": "3"}
@@ -301,11 +302,12 @@ def test_a_socket_directory_others_could_write_is_never_used(
 
 def test_a_request_for_other_code_is_refused_before_anything_runs(repo: Repo, served: Served) -> None:
     info = served.start()
-    sock = client._connect(info["socket"])
-    assert sock is not None
-    request = {**client._request(["export", "--goal", "x"], "0" * 20), "cwd": str(repo.path)}
+    conn = client.connect(info["socket"])
+    assert conn is not None
+    sock, pid = conn
+    request = {**client._request(["export", "--goal", "x"], "0" * 20, []), "cwd": str(repo.path)}
     try:
-        assert client._run_remote(sock, request) is None  # the caller then runs it cold
+        assert client._run_remote(sock, request, pid) is None  # the caller then runs it cold
     finally:
         sock.close()
     assert not (repo.path / ".contextfork" / "packages").exists()
@@ -368,7 +370,7 @@ def test_stop_stops_and_the_next_command_runs_cold(repo: Repo, served: Served) -
     stop = served.run("server", "stop")
     assert stop.returncode == 0 and "stopped 1" in stop.stdout
     assert served.wait_until(lambda: not _alive(int(info["pid"])))
-    env = clean_env({"CONTEXTFORK_SERVER": "auto", "CONTEXTFORK_SERVER_DIR": str(served.directory)})
+    env = clean_env({"CONTEXTFORK_SERVER": "on", "CONTEXTFORK_SERVER_DIR": str(served.directory)})
     proc = subprocess.run([sys.executable, "-m", "contextfork", "status"], cwd=repo.path, env=env,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0
@@ -443,7 +445,9 @@ def test_a_fork_that_fails_leaves_the_server_up_and_the_client_runs_cold(
             raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
         monkeypatch.setattr(os, "fork", no_fork)
-        server._accept()  # must not raise: the loop would end and take the server with it
+        server._accept()  # reads nothing: the request is read by the forked child
+        (conn,) = list(server.pending)
+        server._readable(conn)  # must not raise: the loop would end and take the server with it
         peer.settimeout(5)
         # The connection ends before any "started" (EOF, or a reset: the request was left
         # unread), and the client runs the command cold.
@@ -467,7 +471,7 @@ def test_a_served_commands_stdio_encoding_is_the_one_its_interpreter_would_pick(
     env: dict[str, str],
 ) -> None:
     """The oracle is the interpreter itself, started with the client's environment."""
-    code = ("import codecs, sys; from contextfork.server.daemon import _stdio_encoding; "
+    code = ("import codecs, sys; from contextfork.server.child import _stdio_encoding; "
             "enc, err = _stdio_encoding(); "
             "print(codecs.lookup(enc).name, err, codecs.lookup(sys.stdout.encoding).name, "
             "sys.stdout.errors)")  # fmt: skip
@@ -476,3 +480,69 @@ def test_a_served_commands_stdio_encoding_is_the_one_its_interpreter_would_pick(
     out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True,
                          text=True, check=True).stdout.split()  # fmt: skip
     assert out[:2] == out[2:], env
+
+
+def test_what_the_servers_imports_read_of_the_environment_is_part_of_the_socket_key() -> None:
+    """A variable read at import keeps the server's value for every command it serves: each one
+    must name another server (context.KEYED_ENV), or the child refuses a client with another
+    value and the command runs cold (a name missing from the list costs speed, not truth)."""
+    from contextfork.server import context
+
+    code = "import json; from contextfork.server import daemon; print(json.dumps(daemon.preload()))"
+    proc = subprocess.run([sys.executable, "-c", code], env=clean_env({"TYPER_USE_RICH": "0"}),
+                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    read = json.loads(proc.stdout.splitlines()[-1])
+    assert read.get("TYPER_USE_RICH") == "0"  # it does record what the imports read
+    assert set(read) <= set(context.KEYED_ENV), proc.stderr
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "peercred"])
+def test_the_server_reads_the_clients_context_from_the_kernels_pid_for_the_connection(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pidfd: bool
+) -> None:
+    """Not from the request: a client with a lower file-size limit is told apart, by /proc of
+    the process that connected (its pidfd, or before Linux 6.5 its SO_PEERCRED pid)."""
+    import resource
+    import socket
+
+    from contextfork.server import context, peer
+
+    if not pidfd:
+        monkeypatch.setattr(peer, "SO_PEERPIDFD", -1)  # what a kernel before 6.5 answers
+    path = str(tmp_path / "s")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path)
+    listener.listen()
+    connect = ("import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+               "time.sleep(30)")  # fmt: skip
+
+    def connected(preexec: Callable[[], None] | None = None) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+        proc = subprocess.Popen([sys.executable, "-c", connect, path], preexec_fn=preexec)
+        conn, _ = listener.accept()
+        return conn, proc
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    key = "k"
+    try:
+        same, p1 = connected()
+        other, p2 = connected(limited)
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        assert peer.refusal(same, key, key, now) is None
+        assert peer.refusal(same, "another", key, now) == "stale: the request names other code or another context"
+        why = peer.refusal(other, key, key, now)
+        assert why is not None and why.endswith("resource limits"), why
+        assert peer.peer_confinement(same, now) == context.confinement()
+        if not pidfd:  # a pid whose process started after the connection was accepted: reused
+            with pytest.raises(ValueError, match="started after"):
+                peer.peer_confinement(same, 0.0)
+        p1.kill()
+        p1.wait()
+        assert "cannot be read" in (peer.refusal(same, key, key, now) or "")  # gone: never served
+    finally:
+        for p in (p1, p2):
+            p.kill()
+            p.wait()
+        for sock in (same, other, listener):
+            sock.close()
