@@ -37,6 +37,8 @@ _EVENT_NAMES = {
     "user-prompt-submit": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "session-start": "SessionStart",
+    "subagent-start": "SubagentStart",
+    "subagent-stop": "SubagentStop",
 }
 _ALIASES = {v.lower(): k for k, v in _EVENT_NAMES.items()} | {k: k for k in _EVENT_NAMES}
 
@@ -355,10 +357,33 @@ def on_session_start(hook: HookInput) -> dict[str, Any]:
     return _hook_output(hook.event, context)
 
 
+# ---------------------------------------------------------------- subagents (docs/slice.md)
+
+
+def on_subagent_start(hook: HookInput) -> dict[str, Any]:
+    """The role slice of the parent for this subagent; nothing when there is none."""
+    from contextfork.slice.hooks import on_start  # lazy: hot path
+
+    context, info = on_start(hook.root, hook.session_id, hook.transcript, hook.harness, hook.raw)
+    log(hook.root, {"event": hook.event, "session_id": hook.session_id,
+                    "action": "inject" if context else "none", **info})  # fmt: skip
+    return _hook_output(hook.event, context[:MAX_CONTEXT_CHARS])
+
+
+def on_subagent_stop(hook: HookInput) -> dict[str, Any]:
+    from contextfork.slice.hooks import on_stop  # lazy: hot path
+
+    info = on_stop(hook.root, hook.session_id, hook.harness, hook.raw)
+    log(hook.root, {"event": hook.event, "session_id": hook.session_id, **info})
+    return {}
+
+
 HANDLERS: dict[str, Callable[[HookInput], dict[str, Any]]] = {
     "user-prompt-submit": on_user_prompt_submit,
     "pre-compact": on_pre_compact,
     "session-start": on_session_start,
+    "subagent-start": on_subagent_start,
+    "subagent-stop": on_subagent_stop,
 }
 
 
@@ -386,7 +411,8 @@ def main(argv: list[str]) -> int:
     root: Path | None = None
     if sys.stdin is not None and sys.stdin.isatty():
         print(
-            "usage: contextfork hooks run user-prompt-submit|pre-compact|session-start [--codex] "
+            "usage: contextfork hooks run user-prompt-submit|pre-compact|session-start|"
+            "subagent-start|subagent-stop [--codex] "
             "< hook-input.json  (run by Claude Code / Codex; see `contextfork hooks run --help`)",
             file=sys.stderr,
         )
