@@ -95,7 +95,9 @@ class Cutter:
                 {"kind": "package", "package": self.pkg.package_id, "part": part, "sha256": sha})  # fmt: skip
 
     def _pkg_block(self, section: str, text: str, part: str = "handoff.json") -> list[Block]:
-        if not text.strip() or "[[unfilled:" in text:
+        # a placeholder is what the machine could not know: it never reaches a subagent
+        text = "\n".join(line for line in text.splitlines() if "[[unfilled:" not in line)
+        if not text.strip() or text.strip() in ("Goal:",):
             return []
         label, ref = self.pkg_ref(part)
         return [Block(section, text, label, ref)]
@@ -317,7 +319,7 @@ def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -
     shown: list[Block] = []
     left: list[Block] = []
     used = len(head)
-    reserve = 400  # for the line that names what was left out
+    reserve = min(400, budget // 10)  # for the line that names what was left out
     section = None
     parts = [head]
     for b in blocks:

@@ -1,0 +1,136 @@
+"""The SubagentStart / SubagentStop hooks: what they print, record and fold; hostile input."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextfork import layout
+from contextfork.slice.hooks import on_start, store_key
+from tests.helpers import Repo, cli, run_cli
+from tests.slice.parent import SESSION, Writer, parent_session
+
+AGENT = "afb2f1fa9e86a7586"
+TASK = {"description": "tests", "prompt": "Run the invoice tests and report", "subagent_type": "tester"}
+
+
+def _start_input(repo: Repo, transcript: Path, **extra: Any) -> dict[str, Any]:
+    return {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(repo.path),
+            "prompt_id": "p1", "agent_id": AGENT, "agent_type": "tester",
+            "hook_event_name": "SubagentStart", **extra}  # fmt: skip
+
+
+def test_subagent_start_prints_the_slice_as_additional_context_and_records_it(repo: Repo, tmp_path: Path) -> None:
+    transcript = parent_session(repo.path, TASK).write(tmp_path / f"{SESSION}.jsonl")
+    res = run_cli("hooks", "run", "subagent-start", cwd=repo.path,
+                  input=json.dumps(_start_input(repo, transcript)))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SubagentStart"
+    assert "Run the invoice tests" in out["additionalContext"]
+    assert "$ pytest tests/test_invoice.py -q" in out["additionalContext"]
+    assert len(out["additionalContext"]) <= 9_500
+    record = json.loads(layout.subagent_record(repo.path, SESSION, AGENT).read_text())
+    assert record["role"] == "tester" and record["agent_type"] == "tester"
+    assert record["slice"]["chars"] == len(out["additionalContext"])
+
+
+def _hostile(tmp_path: Path, kind: str) -> Path:
+    p = tmp_path / f"hostile-{kind}"
+    if kind == "sparse-huge":
+        with open(p, "wb") as fh:
+            fh.truncate(300 * 1024 * 1024)  # larger than any transcript we slice
+    elif kind == "one-huge-line":
+        p.write_bytes(b'{"type":"user","message":{"content":"' + b"x" * (3 * 1024 * 1024) + b'"}}\n')
+    elif kind == "binary":
+        p.write_bytes(os.urandom(200_000))
+    elif kind == "deep-nesting":
+        p.write_bytes(b"[" * 100_000 + b"\n" + b'{"a":' * 50_000 + b"\n")
+    elif kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "directory":
+        p.mkdir()
+    elif kind == "dev-zero":
+        p.symlink_to("/dev/zero")
+    elif kind == "missing":
+        pass
+    elif kind == "many-agent-calls":
+        w = Writer(tmp_path)
+        for i in range(3000):
+            w.agents({"prompt": f"task {i} " + "y" * 500, "subagent_type": "tester"})
+        w.write(p)
+    return p
+
+
+HOSTILE = ["sparse-huge", "one-huge-line", "binary", "deep-nesting", "fifo", "directory", "dev-zero",
+           "missing"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_a_hostile_parent_transcript_gives_the_subagent_nothing_and_no_error(
+    repo: Repo, tmp_path: Path, kind: str
+) -> None:
+    path = _hostile(tmp_path, kind)
+    started = time.perf_counter()
+    text, _info = on_start(repo.path, SESSION, path, "claude-code", {"agent_id": AGENT, "agent_type": "coder"})
+    ms = (time.perf_counter() - started) * 1000
+    assert text == ""
+    assert ms < 200, f"{kind}: {ms:.0f} ms"
+    res = run_cli("hooks", "run", "subagent-start", cwd=repo.path,
+                  input=json.dumps(_start_input(repo, path)))  # fmt: skip
+    assert res.returncode == 0 and res.stdout == "", res
+    log = layout.hooks_log(repo.path)
+    errors = [e for e in map(json.loads, log.read_text().splitlines()) if e.get("level") == "error"]
+    assert errors == []
+
+
+def test_a_huge_parent_is_read_from_its_tail_within_the_hook_budget(repo: Repo, tmp_path: Path) -> None:
+    path = _hostile(tmp_path, "many-agent-calls")
+    assert path.stat().st_size > 1_500_000
+    started = time.perf_counter()
+    text, _info = on_start(repo.path, SESSION, path, "claude-code", {"agent_id": AGENT, "agent_type": "tester"})
+    assert (time.perf_counter() - started) * 1000 < 200
+    assert len(text) <= 9_500
+
+
+@pytest.mark.parametrize("agent_id", ["../../etc", "a/b", "", "x" * 200, 7])
+def test_a_hostile_agent_id_writes_no_record(repo: Repo, tmp_path: Path, agent_id: object) -> None:
+    transcript = parent_session(repo.path, TASK).write(tmp_path / f"{SESSION}.jsonl")
+    res = run_cli("hooks", "run", "subagent-start", cwd=repo.path,
+                  input=json.dumps(_start_input(repo, transcript, agent_id=agent_id)))  # fmt: skip
+    assert res.returncode == 0
+    assert not (repo.path / ".contextfork" / "harness" / "subagents").exists()
+    assert not (tmp_path / "etc").exists()
+
+
+def test_subagent_stop_folds_the_subagent_transcript_under_its_own_key_with_its_exact_bytes(
+    repo: Repo, tmp_path: Path
+) -> None:
+    sub = Writer(repo.path)
+    sub.prompt("Run the invoice tests and report")
+    sub.call("Bash", {"command": "pytest tests/test_invoice.py -q"}, "3 passed in 0.02s")
+    for o in sub.out:
+        o["isSidechain"], o["agentId"] = True, AGENT
+    agent_path = sub.write(tmp_path / SESSION / "subagents" / f"agent-{AGENT}.jsonl")
+    stop = {"session_id": SESSION, "transcript_path": str(tmp_path / f"{SESSION}.jsonl"),
+            "cwd": str(repo.path), "agent_id": AGENT, "agent_type": "tester",
+            "hook_event_name": "SubagentStop", "agent_transcript_path": str(agent_path),
+            "last_assistant_message": "All 3 tests pass."}  # fmt: skip
+    res = run_cli("hooks", "run", "subagent-stop", cwd=repo.path, input=json.dumps(stop))
+    assert res.returncode == 0 and res.stdout == ""
+    record = json.loads(layout.subagent_record(repo.path, SESSION, AGENT).read_text())
+    key = store_key(SESSION, AGENT)
+    assert record["store_session"] == key and record["parent_session"] == SESSION
+    raw = agent_path.read_bytes()
+    joined = b""
+    for step in range(1, record["steps"] + 1):
+        shown = cli("fold", "show", str(step), "--session", key, "--json", cwd=repo.path)
+        assert shown.returncode == 0, shown.stderr
+        node = shown.json()["data"]["node"]
+        joined += node["content"].encode("utf-8")
+    assert joined == raw  # every byte of the subagent's transcript, in order
