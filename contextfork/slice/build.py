@@ -381,7 +381,8 @@ def cut(live: LiveView, store: Store | None, pkg: Package | None, role: R.Role, 
 
 
 def slice_for(root: Path | None, transcript: Path | None, role: str | None, *, agent_type: str | None,
-              session: str | None, budget: int | None, task: str | None = None) -> dict[str, Any]:  # fmt: skip
+              session: str | None, budget: int | None, task: str | None = None,
+              wait: float = 0.0, agent_id: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Everything from the repository, the parent's transcript and the policy's roles."""
     from contextfork.slice import live as L
     from contextfork.slice.sources import newest_package
@@ -393,11 +394,12 @@ def slice_for(root: Path | None, transcript: Path | None, role: str | None, *, a
         from contextfork.errors import UsageError
 
         raise UsageError(f"unknown role {name!r}", hint="roles: " + ", ".join(R.role_names(slices)))
-    view = L.read_live(transcript)
     matched = "given"
     if task is None:
-        call, matched = L.task_call(view, agent_type)
+        view, call, matched = L.read_for_task(transcript, agent_type, wait, agent_id)
         task = task_text(call)
+    else:
+        view = L.read_live(transcript)
     store = Store(root, session) if root is not None and session else None
     pkg = newest_package(root, session) if root is not None else None
     out = cut(view, store, pkg, spec, agent_type=agent_type, session=session, task=task)

@@ -26,9 +26,38 @@ AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 HOOK_CAP = 9_500  # the hooks' additionalContext cap (hookrunner.MAX_CONTEXT_CHARS)
 
 
+MAX_UNIT_BYTES = 64 * 1024 * 1024
+
+
 def store_key(session_id: str, agent_id: str) -> str:
-    """The cold-store session a subagent's transcript is folded under."""
+    """The cold-store session a subagent's transcript is folded under, step by step."""
     return f"{session_id}.agent-{agent_id}"
+
+
+def unit_key(session_id: str, agent_id: str) -> str:
+    """The store holding the subagent's whole transcript as one node (one step per version)."""
+    return f"{store_key(session_id, agent_id)}.unit"
+
+
+def _fold_unit(root: Path, session: str, agent_id: str, agent_type: str | None, transcript: Path,
+               data: bytes, sha: str) -> dict[str, Any]:  # fmt: skip
+    """The whole file as one restorable node: step N+1 when it differs from the newest, step N."""
+    from contextfork.cold import api as cold_api
+    from contextfork.cold.layout import step_of_name
+    from contextfork.cold.store import node_files, read_node
+
+    key = unit_key(session, agent_id)
+    lay = cold_api.open_layout(root, key)
+    steps = [s for s in (step_of_name(p.name) for p in node_files(lay)) if s is not None]
+    newest = max(steps, default=0)
+    if newest and read_node(lay, newest)["payload_sha256"] == sha:
+        return {"session": key, "step": newest, "status": "unchanged"}
+    summary = f"subagent {agent_id} ({agent_type or 'agent'}) of session {session}: its whole transcript"
+    res = cold_api.fold_step(newest + 1, summary, data, repo=root, session=key, source={
+        "kind": "subagent", "file": transcript.name, "parent_session": session,
+        "agent_id": agent_id, "agent_type": agent_type})  # fmt: skip
+    return {"session": key, "step": newest + 1, "status": res.data["status"],
+            "payload_sha256": res.data["payload_sha256"]}  # fmt: skip
 
 
 def agent_id_of(raw: dict[str, Any]) -> str | None:
@@ -84,7 +113,10 @@ def on_start(root: Path | None, session_id: str | None, transcript: Path | None,
     role = R.role_for(agent_type, slices)
     spec = R.resolve(role, slices)
     budget = min(spec.budget if spec else R.DEFAULT_BUDGET, HOOK_CAP)
-    out = slice_for(root, parent, role, agent_type=agent_type, session=session_id, budget=budget)
+    from contextfork.slice.live import WAIT_SECONDS  # lazy: hot path
+
+    out = slice_for(root, parent, role, agent_type=agent_type, session=session_id, budget=budget,
+                    wait=WAIT_SECONDS if parent is not None else 0.0, agent_id=agent_id)  # fmt: skip
     text = str(out["text"])[:HOOK_CAP]
     info = {"agent_id": agent_id, "agent_type": agent_type, "role": out["role"], "chars": len(text),
             "blocks": len(out["blocks"]), "left": len(out["left"]), "task": out["task"],
@@ -102,8 +134,8 @@ def on_start(root: Path | None, session_id: str | None, transcript: Path | None,
 def on_stop(root: Path | None, session_id: str | None, harness: str, raw: dict[str, Any]) -> dict[str, Any]:
     """Fold the subagent's own transcript under its own key and link it to the parent."""
     from contextfork.cold import api as cold_api
-    from contextfork.hashing import sha256_file, sha256_text
-    from contextfork.inputfile import require_regular
+    from contextfork.hashing import sha256_bytes, sha256_text
+    from contextfork.inputfile import read_regular, require_regular
 
     agent_id, agent_type = agent_id_of(raw), agent_type_of(raw)
     path = raw.get("agent_transcript_path")
@@ -111,15 +143,18 @@ def on_stop(root: Path | None, session_id: str | None, harness: str, raw: dict[s
         return {"action": "none", "reason": "no repository, session, agent id or agent transcript"}
     transcript = require_regular(Path(path).expanduser(), "agent transcript")
     key = store_key(session_id, agent_id)
+    data = read_regular(transcript, "agent transcript", limit=MAX_UNIT_BYTES)
+    sha, size = sha256_bytes(data), len(data)
+    unit = _fold_unit(root, session_id, agent_id, agent_type, transcript, data, sha)
     res = cold_api.fold_session(transcript, repo=root, session=key)
-    sha, size = sha256_file(transcript)
     last = raw.get("last_assistant_message")
     _write_record(root, session_id, agent_id, {
         "agent_id": agent_id, "agent_type": agent_type, "parent_session": session_id,
         "harness": harness, "store_session": key, "transcript": str(transcript),
         "transcript_sha256": sha, "transcript_bytes": size, "steps": res.data["steps"],
+        "unit": unit,
         "last_message": ({"sha256": sha256_text(last), "chars": len(last)}
                          if isinstance(last, str) else None),
     })  # fmt: skip
     return {"action": "fold", "agent_id": agent_id, "store_session": key, "steps": res.data["steps"],
-            "written": res.data["written"]}  # fmt: skip
+            "written": res.data["written"], "unit": unit}  # fmt: skip

@@ -29,6 +29,7 @@ class Call:
         "call_id",
         "input",
         "is_error",
+        "message_id",
         "name",
         "order",
         "result",
@@ -50,6 +51,7 @@ class Call:
         self.result_span: tuple[int, int] | None = None
         self.result_uuid: str | None = None
         self.order = order
+        self.message_id: str | None = None  # one API response: Claude Code splits it over lines
 
 
 class LiveView:
@@ -156,6 +158,8 @@ def _claude(view: LiveView, lines: list[tuple[int, int, dict[str, Any]]]) -> Non
                 if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
                     call = Call(str(b.get("name", "")), b["input"], str(b.get("id", "")), uid,
                                 (start, end), len(view.calls))  # fmt: skip
+                    mid = msg.get("id")
+                    call.message_id = mid if isinstance(mid, str) else None
                     view.calls.append(call)
                     by_id[call.call_id] = call
         elif obj.get("type") == "user":
@@ -239,23 +243,58 @@ def read_live(path: Path | None) -> LiveView:
     return view
 
 
-def task_call(view: LiveView, agent_type: str | None) -> tuple[Call | None, str]:
+def task_call(view: LiveView, agent_type: str | None, agent_id: str | None = None) -> tuple[Call | None, str]:
     """The newest Agent/Task/spawn_agent call this subagent most likely came from.
 
     Claude Code 2.1.328 fires SubagentStart for parallel calls in no fixed order and without the
-    call id, so among the newest assistant message's agent calls the one whose type matches is
-    taken; two of the same type are ambiguous (→ None, "ambiguous")."""
+    call id, so among the newest response's agent calls the one whose type matches is taken; two
+    of the same type are ambiguous (→ None, "ambiguous"). A call that already has its result
+    (``Async agent launched``) belongs to a subagent that started earlier ("stale")."""
     agents = [c for c in view.calls if c.name in AGENT_TOOLS]
     if not agents:
         return None, "none"
-    newest = agents[-1].span
-    batch = [c for c in agents if c.span == newest] if view.harness == "claude-code" else agents[-1:]
+    if agent_id:  # the launch result names the agent (Claude Code `agentId: …`, Codex `agent_id`)
+        named = [c for c in agents if agent_id in c.result]
+        if named:
+            return named[-1], "exact"
+    last = agents[-1]
+    if view.harness != "claude-code":
+        batch = [last]
+    elif last.message_id is not None:  # one response, split over several lines
+        batch = [c for c in agents if c.message_id == last.message_id]
+    else:
+        batch = [c for c in agents if c.span == last.span]
     if view.harness == "claude-code" and agent_type:
-        typed = [c for c in batch if str(c.input.get("subagent_type") or "general-purpose") == agent_type]
-        batch = typed or batch
-    if len(batch) != 1:
+        batch = [c for c in batch if str(c.input.get("subagent_type") or "general-purpose") == agent_type]
+    if not batch:
+        return None, "none"
+    open_calls = [c for c in batch if c.result_span is None]
+    if not open_calls:
+        return None, "stale"
+    if len(open_calls) != 1:
         return None, "ambiguous"
-    return batch[0], "matched"
+    return open_calls[0], "matched"
+
+
+WAIT_SECONDS = 0.15
+WAIT_STEP = 0.025
+
+
+def read_for_task(path: Path | None, agent_type: str | None, wait: float = 0.0,
+                  agent_id: str | None = None) -> tuple[LiveView, Call | None, str]:  # fmt: skip
+    """The live view and the subagent's call; when the call is not written yet (SubagentStart
+    can run before Claude Code appends the Agent call, seen with 2.1.328), re-read the tail for
+    at most ``wait`` seconds."""
+    import time  # lazy: hot path
+
+    deadline = time.monotonic() + wait
+    while True:
+        view = read_live(path)
+        call, how = task_call(view, agent_type, agent_id)
+        conversation = bool(view.line_uuids or view.calls or view.prompts)  # else: not a transcript
+        if how not in ("none", "stale") or not conversation or time.monotonic() >= deadline:
+            return view, call, how
+        time.sleep(WAIT_STEP)
 
 
 def task_text(call: Call | None) -> str:

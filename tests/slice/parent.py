@@ -49,12 +49,15 @@ class Writer:
         return cid
 
     def agents(self, *calls: dict[str, Any]) -> None:
-        content = [{"type": "tool_use", "id": f"toolu_agent{i}", "name": "Agent", "input": c}
-                   for i, c in enumerate(calls)]  # fmt: skip
-        msg = {"model": "claude-opus-5-5", "id": f"msg_{self.n:04d}", "type": "message",
-               "role": "assistant", "stop_reason": "tool_use", "content": content,
-               "usage": {"input_tokens": 3, "output_tokens": 20}}  # fmt: skip
-        self.env("assistant", message=msg, requestId=f"req_{self.n:04d}")
+        """Parallel agent calls the way Claude Code 2.1.328 writes them: one line per tool_use,
+        all sharing the response's message id."""
+        mid = f"msg_{self.n:04d}"
+        for i, c in enumerate(calls):
+            block = {"type": "tool_use", "id": f"toolu_{mid}_{i}", "name": "Agent", "input": c}
+            msg = {"model": "claude-opus-5-5", "id": mid, "type": "message", "role": "assistant",
+                   "stop_reason": "tool_use", "content": [block],
+                   "usage": {"input_tokens": 3, "output_tokens": 20}}  # fmt: skip
+            self.env("assistant", message=msg, requestId=f"req_{mid}")
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

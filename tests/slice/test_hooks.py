@@ -133,4 +133,49 @@ def test_subagent_stop_folds_the_subagent_transcript_under_its_own_key_with_its_
         assert shown.returncode == 0, shown.stderr
         node = shown.json()["data"]["node"]
         joined += node["content"].encode("utf-8")
-    assert joined == raw  # every byte of the subagent's transcript, in order
+    assert joined == raw  # every conversation line of the subagent's transcript, in order
+    unit = cli("fold", "show", str(record["unit"]["step"]), "--session", record["unit"]["session"],
+               "--json", cwd=repo.path).json()["data"]["node"]  # fmt: skip
+    assert unit["content"].encode("utf-8") == raw  # and the whole file as one node
+    assert unit["payload_sha256"] == record["transcript_sha256"]
+    again = run_cli("hooks", "run", "subagent-stop", cwd=repo.path, input=json.dumps(stop))
+    assert again.returncode == 0
+    assert json.loads(layout.subagent_record(repo.path, SESSION, AGENT).read_text())["unit"]["status"] == "unchanged"
+
+
+def test_the_launch_result_naming_the_agent_picks_its_call_even_among_calls_of_one_type(
+    repo: Repo, tmp_path: Path
+) -> None:
+    w = parent_session(repo.path)
+    w.call("Agent", {"prompt": "SUBTASK-old: an earlier tester task", "subagent_type": "tester"},
+           "Async agent launched successfully.\nagentId: a0000000000000001 (internal ID)")  # fmt: skip
+    w.call("Agent", {"prompt": "SUBTASK-mine: the task of this agent", "subagent_type": "tester"},
+           f"Async agent launched successfully.\nagentId: {AGENT} (internal ID)")  # fmt: skip
+    w.call("Agent", {"prompt": "SUBTASK-new: a later tester task", "subagent_type": "tester"},
+           "Async agent launched successfully.\nagentId: a0000000000000003 (internal ID)")  # fmt: skip
+    path = w.write(tmp_path / f"{SESSION}.jsonl")
+    text, info = on_start(repo.path, SESSION, path, "claude-code", {"agent_id": AGENT, "agent_type": "tester"})
+    assert info["task"]["matched"] == "exact"
+    assert "Task: SUBTASK-mine" in text and "SUBTASK-old" not in text and "SUBTASK-new" not in text
+
+
+def test_an_agent_call_written_just_after_subagent_start_is_still_found(repo: Repo, tmp_path: Path) -> None:
+    """Claude Code 2.1.328 can run SubagentStart before it appends the Agent call."""
+    import threading
+
+    path = parent_session(repo.path).write(tmp_path / f"{SESSION}.jsonl")
+    later = Writer(repo.path)
+    later.n = 500
+    later.agents(TASK)
+
+    def append() -> None:
+        time.sleep(0.05)
+        with open(path, "a") as fh:
+            fh.write("".join(json.dumps(o) + "\n" for o in later.out))
+
+    t = threading.Thread(target=append)
+    t.start()
+    text, info = on_start(repo.path, SESSION, path, "claude-code", {"agent_id": AGENT, "agent_type": "tester"})
+    t.join()
+    assert info["task"]["matched"] == "matched", info
+    assert "Task: Run the invoice tests" in text
