@@ -159,3 +159,19 @@ def test_with_a_folded_parent_blocks_name_their_store_step_and_payload_sha256(re
         if end:  # the block's bytes are inside the folded step's payload
             assert parent.read_bytes()[start:end] in node["content"].encode("utf-8")
     assert re.search(r"\[step \d+ payload_sha256 [0-9a-f]{16}", data["text"])
+
+
+def test_the_mcp_get_slice_tool_returns_the_same_slice_as_the_cli(
+    repo: Repo, parent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextfork.harness.mcp_server import build_server
+    from tests.harness.test_mcp import _env, run_calls
+
+    monkeypatch.setenv("CONTEXTFORK_ALLOWED_ROOTS", str(parent.parent.parent))
+    res = run_calls(build_server(), [
+        ("get_slice", {"workspace": str(repo.path), "role": "tester", "transcript_path": str(parent)}),
+        ("get_slice", {"workspace": str(repo.path), "role": "tester", "transcript_path": "/etc/passwd"}),
+    ])  # fmt: skip
+    data = _env(res[1])["data"]
+    assert data["text"] == _slice(repo, parent, "--role", "tester")["text"]
+    assert res[2].is_error  # outside the allowed roots
