@@ -255,7 +255,7 @@ class Cutter:
             if call.name in AGENT_TOOLS or (call.name not in FILE_TOOLS and self.command_of(call) is None
                                             and not self.files_of(call)):  # fmt: skip
                 continue
-            out.append(self._call_block("recent_work", call, self.describe(call)))
+            out.append(self._call_block("recent_work", call, self.describe(call, 800)))
             if len(out) >= 12:
                 break
         return out
@@ -295,6 +295,22 @@ class Cutter:
         label, ref = self.live_ref(last)
         return [Block("files_under_test", "\n".join(f"- {f}" for f in files[:30]),
                       "live transcript: test files of the parent's calls · newest " + label, ref)]  # fmt: skip
+
+    def sec_commands(self) -> list[Block]:
+        """Each shell command the parent ran (newest first, once), its status and first line."""
+        out: list[Block] = []
+        seen: set[str] = set()
+        for call in reversed(self.live.calls):
+            cmd = self.command_of(call)
+            if cmd is None or " ".join(cmd.split()) in seen:
+                continue
+            seen.add(" ".join(cmd.split()))
+            first = next((ln for ln in call.result.splitlines() if ln.strip()), "")[:160]
+            status = "failed" if call.is_error else "ok"
+            out.append(self._call_block("commands", call, f"$ {_cut(cmd, 300)} → {status}: {first}"))
+            if len(out) >= 20:
+                break
+        return out
 
     def sec_reads(self) -> list[Block]:
         out = []

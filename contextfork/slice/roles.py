@@ -29,21 +29,26 @@ SECTIONS: dict[str, str] = {
     "failures_on_files": "failed calls of the parent on the files in play",
     "test_runs": "test commands the parent ran, newest result each, failing first",
     "files_under_test": "test files the parent read, edited or ran",
-    "reads": "files and ranges the parent read (names only: the explorer reads them itself)",
+    "reads": "files and ranges the parent read (names only: the subagent reads them itself)",
+    "commands": "each shell command the parent ran, newest first, with its status and first line",
 }
 
 DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,500)
 
+# Short lists (names, commands) come before bulky content, so a tight budget keeps them; the
+# exact file ranges and outputs (recent_work) take what room is left.
 BUILTIN_ROLES: dict[str, dict[str, Any]] = {
-    "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched"]},
-    "coder": {"sections": ["task", "next_action", "diff_summary", "recent_work",
-                           "failures_on_files", "do_not_retry", "files_touched"]},
-    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "files_touched"]},
+    "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched",
+                             "reads"]},
+    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "do_not_retry",
+                           "files_touched", "reads", "commands", "recent_work"]},
+    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "files_touched",
+                            "commands"]},
     "reviewer": {"sections": ["task", "goal", "decisions", "diff_summary", "test_runs",
-                              "do_not_retry", "files_touched"]},
-    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "do_not_retry"]},
-    "default": {"sections": ["task", "goal", "next_action", "do_not_retry", "files_touched",
-                             "recent_work"]},
+                              "do_not_retry", "files_touched", "commands"]},
+    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "commands", "do_not_retry"]},
+    "default": {"sections": ["task", "goal", "next_action", "do_not_retry", "files_touched", "reads",
+                             "commands", "recent_work"]},
 }
 
 # agent_type name → role, checked in order on the casefolded name (after explicit mappings).
