@@ -110,3 +110,23 @@ def test_subagent_stop_folds_the_subagent_transcript_and_fold_show_returns_its_e
             found = raw.find(line, at)
             assert found >= 0 and raw[found - 1 : found] in (b"", b"\n"), line[:200]
             at = found + len(line)
+
+
+def test_fork_role_writes_a_session_claude_resumes_with_only_the_slice(claude: ClaudeRig) -> None:
+    claude.env["PYTHONPATH"] = str(REPO_ROOT)
+    claude.mock.script(
+        Reply(text="Checking.", tool_uses=[ToolUse("Bash", {"command": FAILING, "description": "read"})]),
+        Reply(text="It is missing."),
+    )  # fmt: skip
+    first = claude.prompt("Fix the zorblax reader")
+    transcript = claude.transcript(first["session_id"])
+    before = transcript.read_bytes()
+    fork = claude.contextfork_json("fork", "--role", "coder", "--transcript", str(transcript))["data"]
+    assert transcript.read_bytes() == before
+    claude.mock.script(Reply(text="On it."))
+    claude.prompt("Carry on", resume=fork["session_id"])
+    text = request_text(claude.mock.main_requests()[-1])
+    assert f"This session continues session {first['session_id']}" in text
+    assert "for the coder role" in text and f"$ {FAILING}" in text
+    assert re.search(r"\[step \d+ payload_sha256 [0-9a-f]{16}", text)  # the parent was folded
+    assert "Fix the zorblax reader" not in text.split("contextfork slice of the parent")[0]
