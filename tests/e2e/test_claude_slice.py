@@ -100,6 +100,15 @@ def test_subagent_stop_folds_the_subagent_transcript_and_fold_show_returns_its_e
                                    record["unit"]["session"])["data"]["node"]  # fmt: skip
     assert hashlib.sha256(unit["content"].encode("utf-8")).hexdigest() == record["transcript_sha256"]
     assert raw.startswith(unit["content"].encode("utf-8")) and b"SUBTASK-one" in raw
+    # the inspector nests the subagent under the Agent call that spawned it, with its slice
+    out = claude.tmp / "site"
+    claude.contextfork("view", "--transcript", str(claude.transcript(result["session_id"])), "--out", str(out))
+    page = (out / "index.html").read_text()
+    agent_block = page[page.index(f'id="agent-{aid}"'):]
+    assert record["slice"]["sha256"] in agent_block[:3000]
+    assert f"contextfork fold show 1 --session {record['unit']['session']}" in agent_block[:3000]
+    step_of_call = page[: page.index(f'id="agent-{aid}"')].rsplit('<li class="step', 1)[1]
+    assert "<code>Agent</code>" in step_of_call
     # step by step too: each folded step is exact lines of the file, in order (Claude Code's
     # api-request-* copies of the request bodies belong to no step; the unit keeps them)
     assert record["steps"] >= 1
