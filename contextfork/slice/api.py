@@ -24,7 +24,10 @@ def find_parent(session: str | None, transcript: Path | None, root: Path | None,
     where = root or cwd
     if session is not None:
         cand = project_dir(where) / f"{session}.jsonl"
-        return (cand if cand.is_file() else None), session
+        if not cand.is_file():
+            raise NotFoundError(f"no transcript of session {session} in {cand.parent}",
+                                hint="pass --transcript PATH")  # fmt: skip
+        return cand, session
     found = current_transcript(where)
     return found, _session_of(found) if found else None
 

@@ -175,3 +175,11 @@ def test_the_mcp_get_slice_tool_returns_the_same_slice_as_the_cli(
     data = _env(res[1])["data"]
     assert data["text"] == _slice(repo, parent, "--role", "tester")["text"]
     assert res[2].is_error  # outside the allowed roots
+
+
+def test_a_session_without_a_transcript_is_one_not_found_line(repo: Repo) -> None:
+    res = cli("slice", "--session", "no-such-session", "--role", "coder", cwd=repo.path)
+    assert res.returncode == 4 and "no transcript of session no-such-session" in res.stderr
+    assert "Traceback" not in res.stderr
+    bad = cli("slice", "--session", "../../etc", "--role", "coder", cwd=repo.path)
+    assert bad.returncode == 2 and "not a plain name" in bad.stderr
