@@ -72,17 +72,29 @@ def agent_type_of(raw: dict[str, Any]) -> str | None:
 
 def parent_transcript(transcript: Path | None, session_id: str | None, harness: str) -> Path | None:
     """The parent's transcript: as given (Claude Code), or the parent's rollout beside the
-    child's (Codex names the child's rollout in SubagentStart)."""
+    child's (Codex names the child's rollout in SubagentStart); a parent started the day before
+    (Codex files rollouts by date: ``sessions/YYYY/MM/DD/``) is looked for there too."""
     if transcript is None:
         return None
     if harness != "codex" or session_id is None or transcript.name.endswith(f"-{session_id}.jsonl"):
         return transcript
+    folders = [transcript.parent]
     try:
-        for entry in os.scandir(transcript.parent):
-            if entry.name.startswith("rollout-") and entry.name.endswith(f"-{session_id}.jsonl"):
-                return Path(entry.path)
-    except OSError:
-        return None
+        from datetime import date, timedelta  # lazy: hot path
+
+        y, m, d = (int(p) for p in transcript.parent.parts[-3:])
+        prev = date(y, m, d) - timedelta(days=1)
+        folders.append(transcript.parent.parents[2] / f"{prev:%Y}" / f"{prev:%m}" / f"{prev:%d}")
+    except (ValueError, IndexError):
+        pass
+    for folder in folders:
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith("rollout-") and entry.name.endswith(f"-{session_id}.jsonl"):
+                        return Path(entry.path)
+        except OSError:
+            continue
     return None
 
 

@@ -68,8 +68,9 @@ def newest_package(root: Path, session_id: str | None) -> Package | None:
     With no session id, the newest package of the repository."""
     base = layout.packages_dir(root)
     try:
-        names = sorted((e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False)
-                        and not e.name.startswith(".")), reverse=True)  # fmt: skip
+        with os.scandir(base) as entries:
+            names = sorted((e.name for e in entries if e.is_dir(follow_symlinks=False)
+                            and not e.name.startswith(".")), reverse=True)  # fmt: skip
     except OSError:
         return None
     for name in names[:20]:

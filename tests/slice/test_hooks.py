@@ -179,3 +179,21 @@ def test_an_agent_call_written_just_after_subagent_start_is_still_found(repo: Re
     t.join()
     assert info["task"]["matched"] == "matched", info
     assert "Task: Run the invoice tests" in text
+
+
+def test_a_codex_parent_rollout_is_found_beside_the_childs_or_the_day_before(tmp_path: Path) -> None:
+    from contextfork.slice.hooks import parent_transcript
+
+    parent_id = "01a23408-f8be-7943-9e23-a709e3bec8a1"
+    child = tmp_path / "sessions" / "2026" / "12" / "02" / "rollout-2026-12-02T00-00-01-01a2child.jsonl"
+    child.parent.mkdir(parents=True)
+    child.write_text("{}\n")
+    yesterday = tmp_path / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T23-59-58-{parent_id}.jsonl"
+    yesterday.parent.mkdir(parents=True)
+    yesterday.write_text("{}\n")
+    assert parent_transcript(child, parent_id, "codex") == yesterday
+    same_day = child.parent / f"rollout-2026-12-02T00-00-00-{parent_id}.jsonl"
+    same_day.write_text("{}\n")
+    assert parent_transcript(child, parent_id, "codex") == same_day
+    assert parent_transcript(child, "another-session", "codex") is None
+    assert parent_transcript(child, parent_id, "claude-code") == child  # Claude names the parent
