@@ -380,6 +380,13 @@ def cut(live: LiveView, store: Store | None, pkg: Package | None, role: R.Role, 
             blocks.append(b)
     if not blocks:
         return {"text": "", "blocks": [], "left": [], "chars": 0}
+    from contextfork.redact import redact_text  # lazy: hot path (~10 ms)
+
+    for b in blocks:  # the live view is not scrubbed on disk: a secret never reaches a subagent
+        b.text, found = redact_text(b.text)
+        if found:
+            b.ref["redactions"] = len(found)
+            b.label += f" · {len(found)} secret(s) redacted"
     who = f" (agent type {agent_type})" if agent_type else ""
     head = (f"contextfork slice of the parent session{f' {session}' if session else ''} for the "
             f"{role.name} role{who}. Each block is exact content of the parent's record; its "

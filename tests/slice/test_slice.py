@@ -183,3 +183,16 @@ def test_a_session_without_a_transcript_is_one_not_found_line(repo: Repo) -> Non
     assert "Traceback" not in res.stderr
     bad = cli("slice", "--session", "../../etc", "--role", "coder", cwd=repo.path)
     assert bad.returncode == 2 and "not a plain name" in bad.stderr
+
+
+def test_a_secret_in_the_parents_output_never_reaches_the_slice(repo: Repo, tmp_path: Path) -> None:
+    from tests.slice.parent import Writer
+
+    w = Writer(repo.path)
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    w.call("Bash", {"command": "cat .env && pytest -q"}, f"Exit code 1\nGITHUB_TOKEN={key}\n1 failed", error=True)
+    path = w.write(tmp_path / "p.jsonl")
+    data = _slice(repo, path, "--role", "tester")
+    assert "$ cat .env && pytest -q" in data["text"]
+    assert key not in data["text"] and "[REDACTED" in data["text"]
+    assert any(b.get("redactions") for b in data["blocks"])
