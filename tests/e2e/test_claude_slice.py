@@ -47,7 +47,14 @@ def _first_requests(claude: ClaudeRig) -> dict[str, dict[str, Any]]:
 
 
 def _starts(claude: ClaudeRig) -> dict[str, dict[str, Any]]:
-    return {e["agent_id"]: e for e in claude.hooks_log() if e.get("event") == "subagent-start"}
+    """agent id → what SubagentStart recorded (one file per agent: parallel hooks append to
+    hooks.log by read-modify-write and can lose a line, so the log is not used here)."""
+    root = claude.repo.path / ".contextfork" / "harness" / "subagents"
+    out: dict[str, dict[str, Any]] = {}
+    for path in root.glob("*/*.json"):
+        rec = json.loads(path.read_text())
+        out[rec["agent_id"]] = {**rec, "task": rec["slice"]["task"]}
+    return out
 
 
 def test_a_subagents_first_request_carries_the_slice_for_its_agent_type(claude: ClaudeRig) -> None:
