@@ -133,15 +133,11 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
             ).encode("utf-8")
             + b"\n"
         )
-        try:
-            old = path.read_bytes()
-        except FileNotFoundError:
-            old = b""
-        data = old + line
-        if len(data) > LOG_MAX_BYTES:
-            data = data[-LOG_MAX_BYTES:]
-            data = data[data.find(b"\n") + 1 :]
-        atomic.write_bytes(path, data)
+        # One O_APPEND write: parallel hooks (subagents start together) lose no line. Only the
+        # rare trim rewrites the file (a line appended during it may be lost).
+        if atomic.append_line(path, line) > LOG_MAX_BYTES:
+            data = path.read_bytes()[-LOG_MAX_BYTES:]
+            atomic.write_bytes(path, data[data.find(b"\n") + 1 :])
     except Exception:  # noqa: BLE001, S110 - logging must never break a hook
         pass
 

@@ -197,3 +197,41 @@ def test_a_codex_parent_rollout_is_found_beside_the_childs_or_the_day_before(tmp
     assert parent_transcript(child, parent_id, "codex") == same_day
     assert parent_transcript(child, "another-session", "codex") is None
     assert parent_transcript(child, parent_id, "claude-code") == child  # Claude names the parent
+
+
+def test_parallel_subagent_hooks_each_leave_their_log_line(repo: Repo, tmp_path: Path) -> None:
+    """Claude Code starts parallel subagents' hooks at once; none of their log lines is lost."""
+    import subprocess
+    import sys
+
+    from tests.helpers import clean_env
+
+    transcript = parent_session(repo.path, TASK).write(tmp_path / f"{SESSION}.jsonl")
+    (repo.path / ".contextfork" / "logs").mkdir(parents=True)
+    ids = [f"a{i:016x}" for i in range(10)]
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "contextfork", "hooks", "run", "subagent-start"],
+                         cwd=repo.path, env=clean_env(), stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in ids
+    ]  # fmt: skip
+    for proc, aid in zip(procs, ids, strict=True):
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(_start_input(repo, transcript, agent_id=aid)).encode())
+        proc.stdin.close()
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+    logged = [json.loads(line) for line in layout.hooks_log(repo.path).read_text().splitlines()]
+    assert sorted(e.get("agent_id") for e in logged if e.get("event") == "subagent-start") == ids
+
+
+def test_the_hook_log_stays_under_its_cap_in_whole_lines(repo: Repo) -> None:
+    from contextfork.harness import hookrunner
+
+    for i in range(400):
+        hookrunner.log(repo.path, {"event": "subagent-start", "n": i, "pad": "x" * 1000})
+    raw = layout.hooks_log(repo.path).read_bytes()
+    assert len(raw) <= hookrunner.LOG_MAX_BYTES + 1100
+    lines = raw.decode().splitlines()
+    assert all(json.loads(line)["event"] == "subagent-start" for line in lines)
+    assert json.loads(lines[-1])["n"] == 399
