@@ -214,6 +214,40 @@ def _codex(view: LiveView, lines: list[tuple[int, int, dict[str, Any]]]) -> None
                 view.prompts.append(text[:4000])
 
 
+_PI_NAMES = {"read": "Read", "bash": "Bash", "edit": "Edit", "write": "Write", "grep": "Grep",
+             "find": "Glob", "ls": "Glob"}  # pi's tools, named as Claude Code's (the slicer's words)
+
+
+def _pi(view: LiveView, lines: list[tuple[int, int, dict[str, Any]]]) -> None:
+    """pi session entries: assistant ``toolCall`` blocks and ``toolResult`` messages."""
+    by_id: dict[str, Call] = {}
+    for start, end, obj in lines:
+        msg = obj.get("message")
+        if obj.get("type") != "message" or not isinstance(msg, dict):
+            continue
+        uid = obj.get("id") if isinstance(obj.get("id"), str) else None
+        role = msg.get("role")
+        content = msg.get("content")
+        if role == "assistant" and isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "toolCall" and isinstance(b.get("arguments"), dict):
+                    name = str(b.get("name", ""))
+                    call = Call(_PI_NAMES.get(name, name), b["arguments"], str(b.get("id", "")), uid,
+                                (start, end), len(view.calls))  # fmt: skip
+                    view.calls.append(call)
+                    by_id[call.call_id] = call
+        elif role == "toolResult":
+            hit = by_id.get(str(msg.get("toolCallId")))
+            if hit is not None:
+                hit.result = _text(content)
+                hit.is_error = bool(msg.get("isError"))
+                hit.result_span = (start, end)
+        elif role == "user":
+            text = _text(content)
+            if text:
+                view.prompts.append(text[:4000])
+
+
 def _exit_code(text: str) -> int | None:
     for marker in ("Process exited with code ", "Exit code: ", "exit code "):
         at = text.find(marker)
@@ -233,9 +267,16 @@ def read_live(path: Path | None) -> LiveView:
         return empty()
     data, base = got
     lines = _lines(data, base)
-    codex = any(o.get("type") in ("session_meta", "response_item", "turn_context") for _, _, o in lines[:20])
-    view = LiveView(path, data, base, "codex" if codex else "claude-code")
-    (_codex if codex else _claude)(view, lines)
+    head = [o for _, _, o in lines[:20]]
+    if any(o.get("type") in ("session_meta", "response_item", "turn_context") for o in head):
+        harness, reader = "codex", _codex
+    elif any(o.get("type") == "message" and isinstance(o.get("message"), dict)
+             and "role" in o["message"] and "uuid" not in o for o in head):  # fmt: skip
+        harness, reader = "pi", _pi
+    else:
+        harness, reader = "claude-code", _claude
+    view = LiveView(path, data, base, harness)
+    reader(view, lines)
     for call in view.calls:
         if not call.is_error and view.harness == "claude-code" and call.name == "Bash":
             code = _exit_code(call.result)

@@ -196,3 +196,23 @@ def test_a_secret_in_the_parents_output_never_reaches_the_slice(repo: Repo, tmp_
     assert "$ cat .env && pytest -q" in data["text"]
     assert key not in data["text"] and "[REDACTED" in data["text"]
     assert any(b.get("redactions") for b in data["blocks"])
+
+
+def test_a_pi_parent_session_is_read_with_pis_tool_names(repo: Repo, tmp_path: Path) -> None:
+    entries = [
+        {"type": "session", "id": "p1", "cwd": str(repo.path)},
+        {"type": "message", "id": "e1", "message": {"role": "user", "content": [{"type": "text", "text": "fix it"}]}},
+        {"type": "message", "id": "e2", "message": {"role": "assistant", "content": [
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "src/zorb.py"}},
+            {"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "pytest -q tests/test_zorb.py"}}]}},
+        {"type": "message", "id": "e3", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "read",
+                                                    "content": [{"type": "text", "text": "def zorb(): ..."}]}},
+        {"type": "message", "id": "e4", "message": {"role": "toolResult", "toolCallId": "c2", "toolName": "bash",
+                                                    "content": [{"type": "text", "text": "1 failed"}], "isError": True}},
+    ]  # fmt: skip
+    path = tmp_path / "pi.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    tester = _slice(repo, path, "--role", "tester")
+    assert "$ pytest -q tests/test_zorb.py (failed)" in tester["text"]
+    explorer = _slice(repo, path, "--role", "explorer")
+    assert "Read src/zorb.py" in explorer["text"]
