@@ -6,8 +6,9 @@ exits 0 and writes one line to ``.contextfork/logs/hooks.log``. Output is built 
 before one write, so a failure never leaves half a JSON object on stdout.
 
 ``user-prompt-submit`` runs before every prompt; it imports only the stdlib and the cold store's
-scan path (no Typer, pydantic, jinja2, mcp or tokenizer). ``pre-compact`` and ``session-start``
-run rarely and may load the heavier package/transcript modules.
+scan path (no Typer, pydantic, jinja2, mcp or tokenizer). ``subagent-start`` runs before a
+subagent's first call and keeps to the same (``contextfork.slice``). ``pre-compact``,
+``session-start`` and ``subagent-stop`` run rarely and may load the heavier modules.
 
 Input is tolerant: Claude Code sends session_id, transcript_path, cwd, hook_event_name plus the
 event's fields (prompt / trigger / source); Codex adds model, turn_id and permission_mode and may
