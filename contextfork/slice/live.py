@@ -330,12 +330,25 @@ def read_for_task(path: Path | None, agent_type: str | None, wait: float = 0.0,
 
     deadline = time.monotonic() + wait
     while True:
+        size = _size(path) if path is not None else -1  # before the read: growth after it counts
         view = read_live(path)
         call, how = task_call(view, agent_type, agent_id)
         conversation = bool(view.line_uuids or view.calls or view.prompts)  # else: not a transcript
-        if how not in ("none", "stale") or not conversation or time.monotonic() >= deadline:
+        if how not in ("none", "stale") or not conversation or view.path is None:
             return view, call, how
-        time.sleep(WAIT_STEP)
+        while True:  # re-read only when the file grew (a stat is cheap, a 2 MiB parse is not)
+            if time.monotonic() >= deadline:
+                return view, call, how
+            time.sleep(WAIT_STEP)
+            if _size(view.path) != size:
+                break
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
 
 
 def task_text(call: Call | None) -> str:
