@@ -87,6 +87,21 @@ def write_output(path: Path, data: bytes) -> None:
             os.chmod(tmp, keep)
 
 
+def append_line(path: Path, line: bytes) -> int:
+    """Append one line with a single ``O_APPEND`` write and return the file's new size.
+
+    For logs that several processes write at once (parallel hooks): a read-modify-write loses
+    lines, while one small ``O_APPEND`` write lands whole. A symlink at ``path`` is refused."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        os.write(fd, line)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
 def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
     """Like ``write_bytes`` for content produced piece by piece (never held whole in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)

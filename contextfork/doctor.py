@@ -30,7 +30,7 @@ from contextfork.errors import ContextforkError, ExitCode
 
 Status = Literal["ok", "warning", "error"]
 MIN_GIT = (2, 25)
-_EVENTS = ("UserPromptSubmit", "PreCompact", "SessionStart")
+_EVENTS = ("UserPromptSubmit", "PreCompact", "SessionStart", "SubagentStart", "SubagentStop")
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def check_harness(name: str, path: Path, install: str, runs: _Runner) -> Check:
             return Check(name, "error", f"`{cmd}` does not run ({why}): the harness gets "
                          "nothing from it", f"reinstall from this environment: {install}")  # fmt: skip
     held = [e for e in _EVENTS if e in events]
-    what = f"{len(held)}/3 hooks" + (" + statusLine" if statusline else "") + f" in {path}"
+    what = f"{len(held)}/{len(_EVENTS)} hooks" + (" + statusLine" if statusline else "") + f" in {path}"
     legacy = [c for c in events.values() if re.search(r"\shook\s", c)]
     if len(held) < len(_EVENTS):
         missing = ", ".join(e for e in _EVENTS if e not in events)

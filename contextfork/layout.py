@@ -201,6 +201,17 @@ def footprint_file(root: Path, session_id: str) -> Path:
     return state_path(root, "harness", f"{check_session_id(session_id)}.json")
 
 
+def subagents_dir(root: Path, session_id: str) -> Path:
+    """The records of the subagents a session started (their slice, their folded store)."""
+    return state_path(root, "harness", "subagents", check_session_id(session_id))
+
+
+def subagent_record(root: Path, session_id: str, agent_id: str) -> Path:
+    return state_path(
+        root, "harness", "subagents", check_session_id(session_id), f"{check_session_id(agent_id)}.json"
+    )
+
+
 def install_record(root: Path, key: str) -> Path:
     """What ``hooks install`` changed in a file inside the repository."""
     return state_path(root, "harness", "installs", f"{key}.json")

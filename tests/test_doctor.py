@@ -75,7 +75,18 @@ def test_doctor_sees_installed_claude_hooks_and_that_their_command_runs(repo: Re
     install.install_claude(repo.path, "project")
     got = checks(repo.path)["hooks claude project"]
     assert got["status"] == "ok", got
-    assert "3/3 hooks + statusLine" in got["detail"] and "commands run" in got["detail"]
+    assert "5/5 hooks + statusLine" in got["detail"] and "commands run" in got["detail"]
+
+
+def test_doctor_names_the_subagent_hooks_an_older_install_lacks(repo: Repo) -> None:
+    install.install_claude(repo.path, "project")
+    settings = repo.path / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["hooks"]["SubagentStart"], data["hooks"]["SubagentStop"]
+    settings.write_text(json.dumps(data))
+    got = checks(repo.path)["hooks claude project"]
+    assert got["status"] == "warning" and "missing SubagentStart, SubagentStop" in got["detail"]
+    assert got["fix"] == "contextfork hooks install --claude"
 
 
 def test_doctor_reports_a_hook_command_that_does_not_run(repo: Repo) -> None:

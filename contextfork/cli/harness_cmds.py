@@ -34,6 +34,8 @@ def register(app: typer.Typer) -> None:
         min_chars: Annotated[
             int, typer.Option("--min-chars", help="Stub tool results at least this long.")
         ] = 2000,
+        role: Annotated[str | None, typer.Option(
+            "--role", help="Carry only this role's slice of the session (docs/slice.md).")] = None,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -48,6 +50,11 @@ def register(app: typer.Typer) -> None:
             raise NotFoundError(
                 f"no Claude Code session found for {root}", hint="pass --transcript PATH"
             )
+        if role is not None:
+            from contextfork.slice.fork import fork_role
+
+            emit(fork_role(root, path, role), json)
+            return
         emit(fork_session(root, path, min_chars=min_chars), json)
 
     @app.command("mcp")

@@ -50,12 +50,14 @@ _RUN_HELP = (
     "pre-compact: fold the whole transcript and export a package before the harness compacts. "
     "session-start: after compact, inject the latest handoff brief; at startup/resume, validate "
     "an unconsumed package and inject its resume brief with the drift report. "
+    "subagent-start: inject the parent's role slice into a new subagent (docs/slice.md). "
+    "subagent-stop: fold the subagent's transcript into the cold store, linked to the parent. "
     "--codex: the input comes from Codex.\n\n"
     "They always exit 0 and print hook JSON or nothing; errors go to "
     ".contextfork/logs/hooks.log. Install them with `contextfork hooks install --claude` or "
     "`--codex`."
 )
-_RUN_USAGE = "user-prompt-submit|pre-compact|session-start [--codex]"
+_RUN_USAGE = "user-prompt-submit|pre-compact|session-start|subagent-start|subagent-stop [--codex]"
 
 _LEGACY_HELP = (
     "Legacy alias of `contextfork hooks run EVENT` (settings written by older versions call "

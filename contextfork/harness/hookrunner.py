@@ -6,8 +6,9 @@ exits 0 and writes one line to ``.contextfork/logs/hooks.log``. Output is built 
 before one write, so a failure never leaves half a JSON object on stdout.
 
 ``user-prompt-submit`` runs before every prompt; it imports only the stdlib and the cold store's
-scan path (no Typer, pydantic, jinja2, mcp or tokenizer). ``pre-compact`` and ``session-start``
-run rarely and may load the heavier package/transcript modules.
+scan path (no Typer, pydantic, jinja2, mcp or tokenizer). ``subagent-start`` runs before a
+subagent's first call and keeps to the same (``contextfork.slice``). ``pre-compact``,
+``session-start`` and ``subagent-stop`` run rarely and may load the heavier modules.
 
 Input is tolerant: Claude Code sends session_id, transcript_path, cwd, hook_event_name plus the
 event's fields (prompt / trigger / source); Codex adds model, turn_id and permission_mode and may
@@ -37,6 +38,8 @@ _EVENT_NAMES = {
     "user-prompt-submit": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "session-start": "SessionStart",
+    "subagent-start": "SubagentStart",
+    "subagent-stop": "SubagentStop",
 }
 _ALIASES = {v.lower(): k for k, v in _EVENT_NAMES.items()} | {k: k for k in _EVENT_NAMES}
 
@@ -131,15 +134,11 @@ def log(root: Path | None, record: dict[str, Any]) -> None:
             ).encode("utf-8")
             + b"\n"
         )
-        try:
-            old = path.read_bytes()
-        except FileNotFoundError:
-            old = b""
-        data = old + line
-        if len(data) > LOG_MAX_BYTES:
-            data = data[-LOG_MAX_BYTES:]
-            data = data[data.find(b"\n") + 1 :]
-        atomic.write_bytes(path, data)
+        # One O_APPEND write: parallel hooks (subagents start together) lose no line. Only the
+        # rare trim rewrites the file (a line appended during it may be lost).
+        if atomic.append_line(path, line) > LOG_MAX_BYTES:
+            data = path.read_bytes()[-LOG_MAX_BYTES:]
+            atomic.write_bytes(path, data[data.find(b"\n") + 1 :])
     except Exception:  # noqa: BLE001, S110 - logging must never break a hook
         pass
 
@@ -355,10 +354,33 @@ def on_session_start(hook: HookInput) -> dict[str, Any]:
     return _hook_output(hook.event, context)
 
 
+# ---------------------------------------------------------------- subagents (docs/slice.md)
+
+
+def on_subagent_start(hook: HookInput) -> dict[str, Any]:
+    """The role slice of the parent for this subagent; nothing when there is none."""
+    from contextfork.slice.hooks import on_start  # lazy: hot path
+
+    context, info = on_start(hook.root, hook.session_id, hook.transcript, hook.harness, hook.raw)
+    log(hook.root, {"event": hook.event, "session_id": hook.session_id,
+                    "action": "inject" if context else "none", **info})  # fmt: skip
+    return _hook_output(hook.event, context[:MAX_CONTEXT_CHARS])
+
+
+def on_subagent_stop(hook: HookInput) -> dict[str, Any]:
+    from contextfork.slice.hooks import on_stop  # lazy: hot path
+
+    info = on_stop(hook.root, hook.session_id, hook.harness, hook.raw)
+    log(hook.root, {"event": hook.event, "session_id": hook.session_id, **info})
+    return {}
+
+
 HANDLERS: dict[str, Callable[[HookInput], dict[str, Any]]] = {
     "user-prompt-submit": on_user_prompt_submit,
     "pre-compact": on_pre_compact,
     "session-start": on_session_start,
+    "subagent-start": on_subagent_start,
+    "subagent-stop": on_subagent_stop,
 }
 
 
@@ -386,7 +408,8 @@ def main(argv: list[str]) -> int:
     root: Path | None = None
     if sys.stdin is not None and sys.stdin.isatty():
         print(
-            "usage: contextfork hooks run user-prompt-submit|pre-compact|session-start [--codex] "
+            "usage: contextfork hooks run user-prompt-submit|pre-compact|session-start|"
+            "subagent-start|subagent-stop [--codex] "
             "< hook-input.json  (run by Claude Code / Codex; see `contextfork hooks run --help`)",
             file=sys.stderr,
         )

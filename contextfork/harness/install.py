@@ -32,11 +32,15 @@ CLAUDE_HOOKS: dict[str, tuple[str, int, str | None]] = {
     "UserPromptSubmit": ("hooks run user-prompt-submit", 10, None),
     "PreCompact": ("hooks run pre-compact", 120, None),
     "SessionStart": ("hooks run session-start", 30, None),
+    "SubagentStart": ("hooks run subagent-start", 10, None),
+    "SubagentStop": ("hooks run subagent-stop", 120, None),
 }
 CODEX_HOOKS: dict[str, tuple[str, int, str | None]] = {
     "UserPromptSubmit": ("hooks run user-prompt-submit --codex", 10, None),
     "PreCompact": ("hooks run pre-compact --codex", 120, None),
     "SessionStart": ("hooks run session-start --codex", 30, None),
+    "SubagentStart": ("hooks run subagent-start --codex", 10, None),
+    "SubagentStop": ("hooks run subagent-stop --codex", 120, None),
 }
 STATUSLINE_ARGS = "statusline"
 # Ours in any form we ever wrote: bare `contextfork ...` (earlier versions), an absolute console
@@ -44,7 +48,7 @@ STATUSLINE_ARGS = "statusline"
 # Both hook forms count: `hooks run <event>` (now) and `hook <event>` (the legacy alias).
 _OURS = re.compile(
     r"(^|[/\\\s\"'])contextfork(\.exe)?[\"']?\s+"
-    r"((hooks\s+run|hook)\s+(user-prompt-submit|pre-compact|session-start)|statusline)(\s|$)"
+    r"((hooks\s+run|hook)\s+(user-prompt-submit|pre-compact|session-start|subagent-start|subagent-stop)|statusline)(\s|$)"
 )
 
 

@@ -40,6 +40,9 @@ INSTRUCTIONS = """contextfork keeps long coding sessions lossless.
   read_handoff_summary / clean_session_context (dry run unless confirm=true): packages.
 - scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store;
   peek_fold(store="render") also reads the originals the renderer removed (<session>-render).
+- get_slice(role | agent_type, transcript_path | session_id): the parent session's slice for a
+  subagent role (planner, coder, tester, reviewer, explorer, default), verified blocks labelled
+  with their step and payload_sha256, within a budget in characters.
 - contextfork_context(verb, session_id, args): curate the folds (status, peek, expand, refold,
   pin, unpin, brief, reboundary, unmark); decisions shape what `fork` stubs and page-in prefers.
 All paths must lie inside CONTEXTFORK_ALLOWED_ROOTS."""
@@ -402,6 +405,30 @@ def peek_fold(
     return call_tool(run)
 
 
+def get_slice(
+    role: str | None = None,
+    agent_type: str | None = None,
+    session_id: str | None = None,
+    transcript_path: str | None = None,
+    task: str | None = None,
+    budget: int | None = None,
+    workspace: str | None = None,
+) -> dict[str, Any]:
+    """A role's slice of the parent session for a subagent (docs/slice.md): verified blocks
+    (package parts, folded steps, live transcript bytes) labelled with their SHA-256, within
+    ``budget`` characters; what did not fit is named for peek_fold."""
+
+    def run() -> Result:
+        from contextfork.slice.api import slice_result
+
+        root = workspace_root(workspace)
+        sid = session_arg(session_id) if session_id else None
+        return slice_result(role, session=sid, transcript=transcript_arg(transcript_path),
+                            agent_type=agent_type, budget=budget, task=task, repo=root, cwd=root)  # fmt: skip
+
+    return call_tool(run)
+
+
 TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
     get_context_status,
     export_session_context,
@@ -413,6 +440,7 @@ TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
     scan_context,
     hydrate_step,
     peek_fold,
+    get_slice,
     contextfork_context,
 )
 

@@ -46,12 +46,42 @@ class StepThresholds(_Strict):
         return self
 
 
+SliceSection = Literal[
+    "task", "goal", "decisions", "do_not_retry", "risks", "next_action", "files_touched",
+    "diff_summary", "recent_work", "failures_on_files", "test_runs", "files_under_test", "reads",
+    "commands",
+]  # keep equal to contextfork.slice.roles.SECTIONS (a test checks)
+
+
+class SliceRole(_Strict):
+    """One role: the sections of the parent it keeps, in order, and its size."""
+
+    sections: list[SliceSection] | None = Field(
+        None, description="what the role keeps, in this order (default: the built-in role's)"
+    )
+    budget: int | None = Field(None, gt=0, description="most characters of the slice")
+
+
+class SlicePolicy(_Strict):
+    """Role slices for subagents (docs/slice.md): override or add roles, map agent types."""
+
+    budget: int | None = Field(None, gt=0, description="default size of every role's slice")
+    roles: dict[str, SliceRole] = Field(
+        default_factory=dict, description="built-in roles overridden, or new ones, by name"
+    )
+    agent_types: dict[str, str] = Field(
+        default_factory=dict,
+        description="agent_type (e.g. Explore, plugin:name) -> role name",
+    )
+
+
 class Policy(_Strict):
     """``.contextfork/policy.json``: IPSF "Ambient Context Telemetry" thresholds."""
 
     policy_version: Literal["1"] = "1"
     tokens: TokenThresholds = Field(default_factory=lambda: TokenThresholds())
     steps: StepThresholds = Field(default_factory=lambda: StepThresholds())
+    slices: SlicePolicy | None = Field(None, description="role slices for subagents")
 
 
 def parse_policy(raw: Any, origin: str) -> Policy:

@@ -129,7 +129,7 @@ def live_records(records: list[Record]) -> tuple[list[Record], int]:
     leaf; then add the off-chain pieces of the same responses (same ``message.id``) and the
     results of their tool calls, which Claude Code hangs off sibling branches.
     """
-    main = [r for r in records if not r.obj.get("isSidechain")] or list(records)
+    main = list(records) if _sidechain_file(records) else [r for r in records if not r.obj.get("isSidechain")]
     by_uuid: dict[str, int] = {}
     for i, r in enumerate(main):
         u = r.obj.get("uuid")
@@ -372,8 +372,7 @@ def subagent_files(path: Path) -> list[Path]:
 def load(path: Path, *, include_subagents: bool = True) -> Session:
     stats = read_records(path)
     require_records(path, stats, "Claude Code")
-    main_records = [r for r in stats.records if not r.obj.get("isSidechain")]
-    all_side = not main_records
+    all_side = _sidechain_file(stats.records)
     session = build_session(
         stats.records, path=path, malformed=stats.malformed,
         agent_id=_agent_id(stats.records) if all_side else None,
@@ -394,6 +393,14 @@ def load(path: Path, *, include_subagents: bool = True) -> Session:
         except ContextforkError:  # one broken subagent file must not hide the session
             session.malformed_lines += 1
     return session
+
+
+def _sidechain_file(records: list[Record]) -> bool:
+    """A subagent's own file: every conversation line is a sidechain. Claude Code 2.1.328 also
+    writes ``api-request-*`` lines without ``isSidechain`` there (seen in tests/e2e)."""
+    return not any(
+        not r.obj.get("isSidechain") and r.obj.get("type") in ("user", "assistant") for r in records
+    )
 
 
 def _agent_id(records: list[Record]) -> str | None:

@@ -54,6 +54,7 @@ class StepView:
     stubs: list[int] = field(default_factory=list)  # original steps a fork stubbed here
     pageins: list[dict[str, Any]] = field(default_factory=list)
     search_text: str = ""
+    subagents: list[dict[str, Any]] = field(default_factory=list)  # spawned here (slice/viewdata)
 
 
 def _estimate(text: str) -> int:
@@ -219,6 +220,11 @@ def build(session: Session, root: Path | None) -> SessionView:
         sv.cold = by_key.get(st.identity) or (
             cold.get(sv.index) if sv.index in cold and sv.index not in keyed else None
         )
+    from contextfork.slice.viewdata import subagents_by_call
+
+    spawned = subagents_by_call(session, root)
+    for st, sv in zip(session.steps, steps, strict=True):
+        sv.subagents = [a for c in st.tool_calls for a in spawned.get(c.id, [])]
     ins = pageins(root, session.session_id)
     _attach_pageins(steps, ins)
     return SessionView(session, steps, cold, ins, fork_of(root, session.session_id))

@@ -297,9 +297,82 @@ export default function contextfork(pi: any) {
 		},
 	});
 
+	// Subagents (docs/slice.md): a pi started by another pi (the subagent example extension runs
+	// `pi --no-session …` with the parent's environment) inherits CONTEXTFORK_PI_PARENT, set below
+	// by the parent; its first prompt then gets the parent's slice (`contextfork slice`).
+	const PARENT_ENV = "CONTEXTFORK_PI_PARENT";
+	const SLICE_TIMEOUT_MS = Number(process.env.CONTEXTFORK_PI_SLICE_TIMEOUT_MS || 5000);
+	let parentOf: any = null;
+	try {
+		parentOf = process.env[PARENT_ENV] ? JSON.parse(String(process.env[PARENT_ENV])) : null;
+	} catch {
+		parentOf = null;
+	}
+	let sliced = false;
+
+	function slice(ctx: any, prompt: string): Promise<string> {
+		return new Promise((resolve) => {
+			let out = "";
+			let done = false;
+			const finish = (v: string) => {
+				if (!done) {
+					done = true;
+					resolve(v);
+				}
+			};
+			try {
+				const args = ["slice", "--transcript", String(parentOf.transcript), "--task", prompt, "--json"];
+				if (typeof parentOf.session === "string") args.push("--session", parentOf.session);
+				const p = spawn(CONTEXTFORK[0], [...CONTEXTFORK.slice(1), ...args], {
+					cwd: ctx.cwd,
+					stdio: ["ignore", "pipe", "ignore"],
+					env: process.env,
+				});
+				const timer = setTimeout(() => {
+					try {
+						p.kill();
+					} catch {
+						// gone
+					}
+					finish("");
+				}, SLICE_TIMEOUT_MS);
+				p.stdout.on("data", (d: any) => {
+					out += d;
+				});
+				p.on("error", () => {
+					clearTimeout(timer);
+					finish("");
+				});
+				p.on("close", () => {
+					clearTimeout(timer);
+					try {
+						finish(String(JSON.parse(out)?.data?.text ?? ""));
+					} catch {
+						finish("");
+					}
+				});
+			} catch {
+				finish("");
+			}
+		});
+	}
+
+	pi.on("before_agent_start", async (event: any, ctx: any) => {
+		if (!parentOf?.transcript || sliced) return;
+		if (parentOf.session && parentOf.session === ctx.sessionManager?.getSessionId?.()) return;
+		sliced = true;
+		const text = await slice(ctx, String(event?.prompt ?? ""));
+		log({ event: "subagent-start", action: text ? "inject" : "none", parent: parentOf.session, chars: text.length });
+		if (!text) return;
+		return { message: { customType: "contextfork-slice", content: text, display: false } };
+	});
+
 	// Start the worker with the session: its imports (~1 s) are paid before the first call.
 	pi.on("session_start", async (_event: any, ctx: any) => {
 		worker(ctx);
+		const file = ctx.sessionManager?.getSessionFile?.();
+		const id = ctx.sessionManager?.getSessionId?.();
+		if (file && id) process.env[PARENT_ENV] = JSON.stringify({ session: id, transcript: file });
 	});
 
 	pi.on("session_shutdown", async () => {

@@ -76,7 +76,8 @@ def test_uninstall_restores_the_original_settings(tmp_path: Path) -> None:
     original = _write(settings, FOREIGN)
     install.install_claude(tmp_path, "project")
     res = install.uninstall_claude(tmp_path, "project")
-    assert res.data["removed"] == {"UserPromptSubmit": 1, "PreCompact": 1, "SessionStart": 1}
+    assert res.data["removed"] == {"UserPromptSubmit": 1, "PreCompact": 1, "SessionStart": 1,
+                                   "SubagentStart": 1, "SubagentStop": 1}
     assert res.data["statusline_removed"]
     assert settings.read_bytes() == original
 

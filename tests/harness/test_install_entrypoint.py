@@ -79,7 +79,8 @@ def test_claude_hooks_and_statusline_run_without_the_venv_on_path(repo: Repo, tm
     assert res.returncode == 0, res.stderr
     settings = json.loads((repo.path / ".claude" / "settings.json").read_text())
     commands = _commands(settings)
-    assert set(commands) == {"UserPromptSubmit", "PreCompact", "SessionStart", "statusLine"}
+    assert set(commands) == {"UserPromptSubmit", "PreCompact", "SessionStart", "SubagentStart",
+                             "SubagentStop", "statusLine"}
     for cmd in commands.values():
         assert os.path.isabs(shlex.split(cmd)[0]), cmd
     home = tmp_path / "home"
@@ -107,7 +108,8 @@ def test_codex_hooks_run_without_the_venv_on_path(
     assert res.returncode == 0, res.stderr
     hooks = json.loads((repo.path / ".codex" / "hooks.json").read_text())
     commands = _commands(hooks)
-    assert set(commands) == {"UserPromptSubmit", "PreCompact", "SessionStart"}
+    assert set(commands) == {"UserPromptSubmit", "PreCompact", "SessionStart", "SubagentStart",
+                             "SubagentStop"}
     for cmd in commands.values():
         assert os.path.isabs(shlex.split(cmd)[0]) and cmd.endswith("--codex"), cmd
     out = _sh(commands["UserPromptSubmit"], repo.path, home,
@@ -200,7 +202,8 @@ def test_an_older_bare_install_is_upgraded_and_uninstall_removes_both_forms(
            "statusLine": {"type": "command", "command": "contextfork statusline", "padding": 0}}  # fmt: skip
     settings.write_text(json.dumps(old, indent=2) + "\n")
     res = install.install_claude(tmp_path, "project")
-    assert set(res.data["events"].values()) == {"updated"}
+    assert {e: s for e, s in res.data["events"].items() if not e.startswith("Subagent")} == {
+        "UserPromptSubmit": "updated", "PreCompact": "updated", "SessionStart": "updated"}
     assert res.data["statusline"] == "updated"
     now = _commands(json.loads(settings.read_text()))
     assert all(os.path.isabs(shlex.split(c)[0]) for c in now.values())

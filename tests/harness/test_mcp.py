@@ -28,6 +28,7 @@ TOOLS = {
     "scan_context",
     "hydrate_step",
     "peek_fold",
+    "get_slice",
     "contextfork_context",
 }
 

@@ -1,0 +1,60 @@
+"""``contextfork slice`` and the MCP ``get_slice`` tool: one role's slice as a Result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contextfork import layout
+from contextfork.envelope import Result
+from contextfork.errors import NotFoundError, UsageError
+from contextfork.sessionids import check_session_id
+
+
+def find_parent(session: str | None, transcript: Path | None, root: Path | None, cwd: Path) -> tuple[Path | None, str | None]:
+    """The parent's transcript and session id: as given, else this project's session named
+    ``session``, else its newest Claude Code session."""
+    from contextfork.transcript.locate import current_transcript, project_dir
+
+    if session is not None:
+        check_session_id(session)
+    if transcript is not None:
+        if not transcript.is_file():
+            raise NotFoundError(f"transcript {transcript} does not exist or is not a file")
+        return transcript, session or _session_of(transcript)
+    where = root or cwd
+    if session is not None:
+        cand = project_dir(where) / f"{session}.jsonl"
+        if not cand.is_file():
+            raise NotFoundError(f"no transcript of session {session} in {cand.parent}",
+                                hint="pass --transcript PATH")  # fmt: skip
+        return cand, session
+    found = current_transcript(where)
+    return found, _session_of(found) if found else None
+
+
+def _session_of(path: Path) -> str | None:
+    stem = path.stem
+    if stem.startswith("rollout-") and len(stem) > 36:
+        stem = stem[-36:]
+    try:
+        return check_session_id(stem)
+    except UsageError:
+        return None
+
+
+def slice_result(role: str | None, *, session: str | None = None, transcript: Path | None = None,
+                 agent_type: str | None = None, budget: int | None = None, task: str | None = None,
+                 repo: Path | None = None, cwd: Path | None = None) -> Result:  # fmt: skip
+    from contextfork.slice.build import slice_for
+
+    if budget is not None and budget <= 0:
+        raise UsageError(f"--budget must be a positive number of characters, not {budget}")
+    if role is None and agent_type is None:
+        role = "default"
+    cwd = cwd or Path.cwd()
+    root = layout.optional_repo(repo, cwd)
+    path, sid = find_parent(session, transcript, root, cwd)
+    out = slice_for(root, path, role, agent_type=agent_type, session=sid, budget=budget, task=task)
+    out["transcript"] = str(path) if path else None
+    text = out["text"] or f"(empty slice: nothing verified to give the {out['role']} role)"
+    return Result("slice", data=out, text=text)

@@ -1,0 +1,125 @@
+"""Roles as data: which sections of the parent a role keeps, in what order, within what budget.
+
+The built-in roles below are the defaults; ``.contextfork/policy.json`` may override a role,
+add a new one, and map any ``agent_type`` (``Explore``, ``plugin:name``, …) to a role under its
+``slices`` key (validated strictly by ``telemetry.models.SlicePolicy``; read leniently here,
+stdlib only, because the SubagentStart hook runs this). An agent type with no mapping gets a
+role by a fixed name rule (``role_for``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from contextfork.layout import policy_file
+
+#: What each section holds (the ``sections`` a role lists, in its order).
+SECTIONS: dict[str, str] = {
+    "task": "the delegated task, and the folded steps of the parent that match it (page-in)",
+    "goal": "the active goal and acceptance criteria (handoff part 1)",
+    "decisions": "settled decisions and rejected alternatives (part 2)",
+    "do_not_retry": "failed approaches with their barred action (part 4) and the parent's failed calls",
+    "risks": "open risks (part 5)",
+    "next_action": "the immediate next action (part 6)",
+    "files_touched": "files the parent edited or wrote, and what git reports as changed",
+    "diff_summary": "the package's git diff, per file: lines added and removed",
+    "recent_work": "the exact file ranges and outputs of the parent's newest file and shell calls",
+    "failures_on_files": "failed calls of the parent on the files in play",
+    "test_runs": "test commands the parent ran, newest result each, failing first",
+    "files_under_test": "test files the parent read, edited or ran",
+    "reads": "files and ranges the parent read (names only: the subagent reads them itself)",
+    "commands": "each shell command the parent ran, newest first, with its status and first line",
+}
+
+DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,500)
+
+# Short lists (names, commands) come before bulky content, so a tight budget keeps them; the
+# exact file ranges and outputs (recent_work) take what room is left.
+BUILTIN_ROLES: dict[str, dict[str, Any]] = {
+    "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched",
+                             "reads"]},
+    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "do_not_retry",
+                           "files_touched", "reads", "commands", "recent_work"]},
+    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "files_touched",
+                            "commands"]},
+    "reviewer": {"sections": ["task", "goal", "decisions", "diff_summary", "test_runs",
+                              "do_not_retry", "files_touched", "commands"]},
+    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "commands", "do_not_retry"]},
+    "default": {"sections": ["task", "goal", "next_action", "do_not_retry", "files_touched", "reads",
+                             "commands", "recent_work"]},
+}
+
+# agent_type name → role, checked in order on the casefolded name (after explicit mappings).
+_NAME_RULE: tuple[tuple[str, str], ...] = (
+    ("plan", "planner"), ("architect", "planner"),
+    ("test", "tester"), ("qa", "tester"),
+    ("review", "reviewer"), ("audit", "reviewer"),
+    ("explor", "explorer"), ("search", "explorer"), ("research", "explorer"), ("guide", "explorer"),
+    ("code", "coder"), ("implement", "coder"), ("engineer", "coder"), ("fix", "coder"),
+)  # fmt: skip
+
+
+class Role:
+    def __init__(self, name: str, sections: list[str], budget: int) -> None:
+        self.name = name
+        self.sections = sections
+        self.budget = budget
+
+
+def read_slices(root: Path | None) -> dict[str, Any]:
+    """The policy file's ``slices`` object, or {} (missing or broken file: the defaults)."""
+    if root is None:
+        return {}
+    try:
+        with open(policy_file(root), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    slices = data.get("slices") if isinstance(data, dict) else None
+    return slices if isinstance(slices, dict) else {}
+
+
+def _roles(slices: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    roles = {k: dict(v) for k, v in BUILTIN_ROLES.items()}
+    extra = slices.get("roles")
+    if isinstance(extra, dict):
+        for name, spec in extra.items():
+            if isinstance(name, str) and isinstance(spec, dict):
+                roles[name] = {**roles.get(name, {}), **spec}
+    return roles
+
+
+def role_for(agent_type: str | None, slices: dict[str, Any]) -> str:
+    """The role of an agent type: the policy's mapping, else the name rule, else ``default``."""
+    mapping = slices.get("agent_types")
+    if agent_type and isinstance(mapping, dict):
+        mapped = mapping.get(agent_type)
+        if isinstance(mapped, str):
+            return mapped
+    name = (agent_type or "").split(":")[-1].casefold()
+    if name in BUILTIN_ROLES:
+        return name
+    for needle, role in _NAME_RULE:
+        if needle in name:
+            return role
+    return "default"
+
+
+def resolve(role: str, slices: dict[str, Any], budget: int | None = None) -> Role | None:
+    """The role's definition (None: no such role); ``budget`` overrides the role's own."""
+    spec = _roles(slices).get(role)
+    if spec is None:
+        return None
+    sections = [s for s in spec.get("sections", []) if isinstance(s, str) and s in SECTIONS]
+    own = spec.get("budget")
+    default = slices.get("budget")
+    chosen = budget if budget is not None else own if isinstance(own, int) else default
+    if not isinstance(chosen, int) or isinstance(chosen, bool) or chosen <= 0:
+        chosen = DEFAULT_BUDGET
+    return Role(role, sections, chosen)
+
+
+def role_names(slices: dict[str, Any]) -> list[str]:
+    return sorted(_roles(slices))
