@@ -80,13 +80,17 @@ def resume(
         )
     report = drift.compute(root, ref.path, meta, um, applied.tree_after if applied else None)
     before = state.load(ref.path, ref.package_id)
-    if before.consumptions:
-        last = before.consumptions[-1]
+    # A shell's `resume --apply` restored files but gave the brief to no session: not a reader.
+    read = before.model_copy(
+        update={"consumptions": [c for c in before.consumptions if c.session_id or not c.applied]}
+    )
+    if read.consumptions:
+        last = read.consumptions[-1]
         problems.append(
             Problem(
                 "warning",
                 "already_consumed",
-                f"package was already resumed {len(before.consumptions)} time(s), last at "
+                f"package was already resumed {len(read.consumptions)} time(s), last at "
                 f"{last.at} by session {last.session_id or '(unknown)'}",
             )
         )
@@ -107,7 +111,7 @@ def resume(
     if strict and report.drifted and not exit_code:
         exit_code = int(ExitCode.DRIFT)
         problems.append(Problem("error", "drift", "the live repository drifted from the package"))
-    text = brief.render(ref.package_id, meta, handoff, report, before, applied)
+    text = brief.render(ref.package_id, meta, handoff, report, read, applied)
     if mark:
         state.mark_consumed(
             ref.path, ref.package_id, session_id=session_id, applied=applied is not None,
