@@ -111,7 +111,7 @@ def resume(
     if strict and report.drifted and not exit_code:
         exit_code = int(ExitCode.DRIFT)
         problems.append(Problem("error", "drift", "the live repository drifted from the package"))
-    text = brief.render(ref.package_id, meta, handoff, report, read, applied)
+    text = brief.render(ref.package_id, meta, handoff, report, read, applied, root)
     if mark:
         state.mark_consumed(
             ref.path, ref.package_id, session_id=session_id, applied=applied is not None,
