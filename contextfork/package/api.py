@@ -95,6 +95,12 @@ def export_from_options(
     if file_cap < 0:
         raise UsageError(f"--file-cap must be 0 or more bytes, not {file_cap}")
     loc = gitstate.locate(repo)
+    choice = None
+    if transcript is not None and str(transcript) == "auto":
+        from contextfork.package.pick_session import choose
+
+        choice = choose(loc.root)
+        transcript = choice.chosen.path
     opts = export_mod.ExportOptions(
         goal=goal,
         session_id=session,
@@ -104,7 +110,11 @@ def export_from_options(
         transcript=transcript,
         seed=seeding.seed_from_transcript(transcript, loc.root) if transcript else None,
     )
-    return export_package(loc.root, opts, loc)
+    result = export_package(loc.root, opts, loc)
+    if choice is not None:
+        result.data["transcript_choice"] = choice.to_json()
+        result.text = f"{result.text or ''}\n  transcript: {choice.chosen.path} ({choice.why})"
+    return result
 
 
 def _load_handoff(path: Path) -> dict[str, Any]:
