@@ -254,6 +254,22 @@ def check_harness(name: str, path: Path, install: str, runs: _Runner) -> Check:
     return Check(name, "ok", f"{what}; commands run")
 
 
+def check_shared_claude(root: Path, runs: _Runner) -> Check:
+    """The committed .claude/settings.json must not hold this machine's paths (an install by an
+    older version): other clones get them through git or ``export`` and every hook exits 127."""
+    from contextfork.harness.claude_local import SHARED_FILE, machine_paths_in_shared
+
+    bad = machine_paths_in_shared(root)
+    if bad:
+        return Check("hooks claude shared", "warning",
+                     f"{root / SHARED_FILE} (committed, exported) holds this machine's path "
+                     f"`{bad[0]}`: on another clone every such hook exits 127",
+                     "contextfork hooks install --claude moves them to "
+                     ".claude/settings.local.json")  # fmt: skip
+    return check_harness("hooks claude shared", root / SHARED_FILE,
+                         "contextfork hooks install --claude --shared (portable command)", runs)
+
+
 # ------------------------------------------------------------------ the report
 
 
@@ -303,7 +319,8 @@ def run(start: Path | None = None) -> Result:
     if root is not None:
         checks += [check_git_hooks(root, runs),
                    check_harness("hooks claude project", claude_settings_path(root, "project"),
-                                 "contextfork hooks install --claude", runs)]  # fmt: skip
+                                 "contextfork hooks install --claude", runs),
+                   check_shared_claude(root, runs)]  # fmt: skip
     user = claude_settings_path(root or Path.cwd(), "user")
     checks.append(check_harness("hooks claude user", user,
                                 "contextfork hooks install --claude --user", runs))  # fmt: skip

@@ -69,13 +69,17 @@ def is_ours(command: object) -> bool:
 
 
 def claude_settings_path(root: Path, scope: str) -> Path:
+    """``project``: this machine's project hooks (absolute paths, settings.local.json);
+    ``shared``: the committed settings.json (the portable bare command only; ``claude_local``)."""
     if scope == "project":
+        return root / ".claude" / "settings.local.json"
+    if scope == "shared":
         return root / ".claude" / "settings.json"
     if scope == "user":
         env = os.environ.get("CLAUDE_CONFIG_DIR")
         base = Path(env).expanduser() if env else Path.home() / ".claude"
         return base / "settings.json"
-    raise UsageError(f"unknown scope {scope!r}", hint="use --project or --user")
+    raise UsageError(f"unknown scope {scope!r}", hint="use --project, --shared or --user")
 
 
 def codex_hooks_path(root: Path) -> Path:
@@ -269,7 +273,12 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     ``command`` is the contextfork command to install (default: the absolute entry point of
     this installation, checked to run before anything is written).
     """
+    from contextfork.harness import claude_local
+
     path = claude_settings_path(root, scope)
+    moved = claude_local.prepare_local(root) if scope == "project" else None
+    if scope == "shared" and command is None:  # committed: never this machine's paths
+        command = claude_local.PORTABLE_COMMAND
     existed = path.exists()
     before = path.read_bytes() if existed else None
     data = _parse(path, before) if before is not None else {}
@@ -301,10 +310,14 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     changed = any(v != "unchanged" for v in report.values()) or sl_state in ("set", "updated")
     if changed:
         _write(root, path, data, before)
+    how = ("portable: runs wherever contextfork is on the PATH" if scope == "shared"
+           else "absolute; checked to run without your PATH")  # fmt: skip
     lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:",
-             f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
+             f"  command: {exe} ({how})"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(f"  statusLine: {sl_state.replace('_', ' ')}")
+    if moved:
+        lines.append(f"  moved this machine's paths out of the shared {moved['path']}")
     if not changed:
         lines.append("  nothing to do (already installed)")
     return Result(
@@ -316,7 +329,8 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
             "command": exe,
             "events": report,
             "statusline": sl_state,
-            "changed": changed,
+            "changed": changed or moved is not None,
+            "moved_from_shared": moved,
         },
         problems=problems,
         text="\n".join(lines),
