@@ -120,10 +120,16 @@ def export_session_context(
         given = parse_input(
             {k: _dump(v) for k, v in parts.items() if v is not None}, "from the MCP call"
         )
+        from contextfork.package.claims import verify
+
+        claims, refused = verify(given, root, transcript)
+        if refused is not None:
+            return refused  # invented evidence is refused, one line per claim
         opts = ExportOptions(
             trigger="mcp",
             session_id=session_id,
             handoff_input=given,
+            claims=claims,
             transcript=transcript,
             harness="mcp",
             seed=transcript_seed(root, transcript, session_id, "mcp"),

@@ -101,10 +101,19 @@ def export_from_options(
 
         choice = choose(loc.root)
         transcript = choice.chosen.path
+    given = _load_handoff(handoff) if handoff else None
+    claims = None
+    if given:
+        from contextfork.package.claims import verify
+
+        claims, refused = verify(given, loc.root, transcript)
+        if refused is not None:
+            return refused  # invented evidence: one line per claim, nothing written
     opts = export_mod.ExportOptions(
         goal=goal,
         session_id=session,
-        handoff_input=_load_handoff(handoff) if handoff else None,
+        handoff_input=given,
+        claims=claims,
         trigger=seeding.check_trigger(trigger),
         file_cap=file_cap,
         transcript=transcript,

@@ -26,7 +26,9 @@ def render(
     consumed: ConsumedState,
     applied: ApplyOutcome | None = None,
     root: Path | None = None,
+    record: dict[str, Any] | None = None,
 ) -> str:
+    """``record``: the package's ``handoff_claims.json`` (where each part came from)."""
     files: list[tuple[str, list[str]]] = [
         ("Changed since export", drift.changed),
         ("Missing (in the package, not here)", drift.missing),
@@ -44,6 +46,8 @@ def render(
         "consumed_before": [c.model_dump() for c in consumed.consumptions],
         "session": meta.parent_session_id,
         "cold_stores": _cold_stores(root, meta.cold_store_refs),
+        "parts": (record or {}).get("parts") or {},
+        "counts": (record or {}).get("counts") if (record or {}).get("claims") else None,
     }
     return render_template("resume_brief.md.j2", **ctx)
 
