@@ -273,7 +273,7 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     ``command`` is the contextfork command to install (default: the absolute entry point of
     this installation, checked to run before anything is written).
     """
-    from contextfork.harness import claude_local
+    from contextfork.harness import claude_local, commands
 
     path = claude_settings_path(root, scope)
     moved = claude_local.prepare_local(root) if scope == "project" else None
@@ -318,6 +318,8 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     lines.append(f"  statusLine: {sl_state.replace('_', ' ')}")
     if moved:
         lines.append(f"  moved this machine's paths out of the shared {moved['path']}")
+    cmd_path, cmd_state = commands.install(root, "claude-code-user" if scope == "user" else "claude-code")
+    lines.append(f"  /handoff command ({cmd_path}): {cmd_state.replace('_', ' ')}")
     if not changed:
         lines.append("  nothing to do (already installed)")
     return Result(
@@ -331,16 +333,24 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
             "statusline": sl_state,
             "changed": changed or moved is not None,
             "moved_from_shared": moved,
+            "handoff_command": {"path": str(cmd_path), "state": cmd_state},
         },
         problems=problems,
         text="\n".join(lines),
     )
 
 
+def _drop_command(root: Path, harness: str) -> None:
+    from contextfork.harness import commands
+
+    commands.uninstall(root, harness)
+
+
 def uninstall_claude(root: Path, scope: str) -> Result:
     path = claude_settings_path(root, scope)
     where = {"harness": "claude-code", "scope": scope, "path": str(path)}
     if not path.exists():
+        _drop_command(root, "claude-code-user" if scope == "user" else "claude-code")
         return Result(
             "hooks uninstall",
             data={**where, "removed": {}, "changed": False},
@@ -356,6 +366,7 @@ def uninstall_claude(root: Path, scope: str) -> Result:
         del data["statusLine"]
     changed = bool(removed) or sl_removed
     restored = _put_back(root, path, data, current, rec) if changed else "unchanged"
+    _drop_command(root, "claude-code-user" if scope == "user" else "claude-code")
     lines = [f"Claude Code hooks ({scope}) in {path}: {restored.replace('_', ' ')}"]
     lines += [f"  {event}: removed {n}" for event, n in removed.items()]
     if sl_removed:
@@ -426,10 +437,21 @@ def install_codex(root: Path, command: str | None = None) -> Result:
         _write(root, path, data, before)
     flag, flag_problems, flag_line = _codex_flag(root)
     problems = flag_problems
+    from contextfork.harness import commands
+
+    # Codex reads prompts from $CODEX_HOME only (user-level): written when CODEX_HOME names it,
+    # else offered (a project install does not write into the home directory unasked).
+    if os.environ.get("CODEX_HOME"):
+        cmd_path, cmd_state = commands.install(root, "codex")
+    else:
+        cmd_path, cmd_state = commands.command_path(root, "codex"), "offered"
     lines = [f"Codex hooks in {path}{'' if existed else ' (created)'}:",
              f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(flag_line)
+    lines.append(f"  /prompts:handoff ({cmd_path}): " + (
+        f"copy {commands.source_path()} there to add it"
+        if cmd_state == "offered" else cmd_state.replace("_", " ")))  # fmt: skip
     changed = changed or flag["state"] == "added"
     if not changed:
         lines.append("  nothing to do (already installed)")

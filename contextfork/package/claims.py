@@ -205,9 +205,15 @@ class _Checker:
         return VERIFIED, f"{path} defines {leaf}"
 
     def failure(self, where: str, f: dict[str, Any]) -> None:
-        if f.get("step") is None:
-            return
-        ref = str(f["step"])
+        """The approach's step exists and returned its error (the step, else its first cited
+        step: a model knows its tool call ids, not contextfork's step numbers)."""
+        ref_step = f.get("step")
+        if ref_step is None:
+            cited = [e for e in f.get("evidence") or [] if e.get("kind") == "step"]
+            if not cited or not f.get("error_excerpt"):
+                return
+            ref_step = cited[0].get("ref")
+        ref = str(ref_step)
         if self.session is None:
             self.record(where + "/step", "step", ref, UNVERIFIED, "no transcript")
             return

@@ -32,9 +32,11 @@ def test_project_install_writes_machine_paths_only_to_the_local_settings(repo: R
     assert res.json()["data"]["path"] == str(local)
     assert all(c.startswith("/") for c in _commands(local))
     assert not (repo.path / ".claude" / "settings.json").exists()
-    assert repo.git("status", "--porcelain") == ""  # excluded: no export captures it
+    # excluded: no export captures it (the portable /handoff command is the one new file)
+    assert repo.git("status", "--porcelain") == "?? .claude/"
     out = cli("export", "--json", cwd=repo.path).json()["data"]
-    assert out["untracked"] == 0
+    um = json.loads((Path(out["path"]) / "untracked_manifest.json").read_text())
+    assert [f["path"] for f in um["files"]] == [".claude/commands/handoff.md"]
 
 
 def test_doctor_finds_an_old_install_in_the_shared_settings_and_install_moves_it(
