@@ -69,3 +69,25 @@ def uninstall(root: Path, harness: str) -> bool:
                 break
         return True
     return False
+
+
+def unwritten_parts(pkg: Path) -> list[str]:
+    """The judgement parts of a package that nobody wrote (no model, no harness summary)."""
+    import json
+
+    try:
+        record = json.loads((pkg / "handoff_claims.json").read_text(encoding="utf-8"))
+        parts = record.get("parts") or {}
+    except (OSError, ValueError, AttributeError):
+        parts = {}
+    wanted = ("active_goal", "settled_decisions", "open_risks", "next_action")
+    return [p for p in wanted if (parts.get(p) or {}).get("source", "not recorded") == "not recorded"]
+
+
+def offer(pkg: Path, session_id: str) -> str | None:
+    """What ``fork`` says when the package's judgement parts are not recorded: ``/handoff``."""
+    missing = unwritten_parts(pkg)
+    if not missing:
+        return None
+    return (f"  handoff:   {', '.join(missing)} not recorded; to have the model write them "
+            f"(contextfork verifies each claim): `claude --resume {session_id}`, then `/handoff`")
