@@ -35,7 +35,9 @@ INSTRUCTIONS = """contextfork keeps long coding sessions lossless.
 - get_context_status: how full the context is and what the policy recommends.
 - export_session_context: write a verified handoff package; pass the handoff parts as fields
   (goal, decisions, failed approaches with the action to bar, risks, next action). Part 3 (the
-  working tree) is filled from git. The result lists parts still unfilled.
+  working tree) is filled from git. Cited evidence is checked (file in tree or diff, commit,
+  step = your tool call id and the `quoted` words its result holds, command + "exit N", test
+  path::name); a false citation refuses the export, one problem per line.
 - validate_session_context / resume_session_context / get_package_details /
   read_handoff_summary / clean_session_context (dry run unless confirm=true): packages.
 - scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store;
@@ -97,7 +99,9 @@ def export_session_context(
     """Export a handoff package: the parts you pass, git's exact state, schema-validated.
 
     Part 3 (working tree) is machine-filled. Failed approaches need a barred_action (what the
-    next session must not retry). The result lists unfilled parts and validation problems.
+    next session must not retry). Evidence is checked claim by claim (file, commit, step: a tool
+    call id with `quoted` words from its result, command with "exit N" in the note, test
+    path::name); a false one refuses the export. The result lists unfilled parts and problems.
     """
 
     def run() -> Result:
