@@ -143,9 +143,12 @@ def export_session_context(
         check = api.validate(root, str(pkg))
         handoff = json.loads((pkg / "handoff.json").read_text(encoding="utf-8"))
         missing = unfilled(handoff)
+        record = pkg / "handoff_claims.json"
         data = {
             **exported.data,
             "valid": check.data["valid"],
+            "claims": json.loads(record.read_text(encoding="utf-8"))["counts"]
+            if record.is_file() else None,
             "unfilled": missing,
             "handoff_summary": str(pkg / "handoff_summary.md"),
         }
