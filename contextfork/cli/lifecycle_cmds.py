@@ -43,12 +43,19 @@ def register(app: typer.Typer) -> None:
         rollback: Annotated[
             bool, typer.Option(help="Undo an interrupted --apply (from its journal).")
         ] = False,
+        claude: Annotated[bool, typer.Option(
+            "--claude", help="Write the package's conversation for `claude --resume` here.")] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
         from contextfork.resume.api import resume as do_resume
 
+        if claude:
+            from contextfork.package.conversation import resume_claude
+
+            emit(resume_claude(repo_root(repo), package), json)
+            return
         if rollback:
             from contextfork.resume.api import rollback as do_rollback
 

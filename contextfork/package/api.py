@@ -87,6 +87,7 @@ def export_from_options(
     transcript: Path | None = None,
     trigger: str = "cli",
     file_cap: int = store.DEFAULT_FILE_CAP,
+    with_conversation: bool = False,
 ) -> Result:
     """The export command's whole job (the CLI command and the MCP tool call it)."""
     from contextfork.package import export as export_mod
@@ -109,11 +110,20 @@ def export_from_options(
         claims, refused = verify(given, loc.root, transcript)
         if refused is not None:
             return refused  # invented evidence: one line per claim, nothing written
+    extra = None
+    if with_conversation:
+        from contextfork.package import conversation
+
+        if transcript is None:
+            raise UsageError("--with-conversation needs the session: --transcript PATH or auto")
+        extra = conversation.capture(seeding.resolve_transcript(transcript, loc.root), loc.root,
+                                     session)  # fmt: skip
     opts = export_mod.ExportOptions(
         goal=goal,
         session_id=session,
         handoff_input=given,
         claims=claims,
+        extra_files=extra,
         trigger=seeding.check_trigger(trigger),
         file_cap=file_cap,
         transcript=transcript,

@@ -48,6 +48,7 @@ class ExportOptions:
     seed: dict[str, Any] | None = None  # from package.seeding (telemetry, failures, goals)
     cold_store_refs: list[str] = field(default_factory=list)
     claims: list[dict[str, Any]] | None = None  # the model's citations, checked (package.claims)
+    extra_files: dict[str, bytes] | None = None  # e.g. the conversation (package.conversation)
 
 
 @dataclass
@@ -323,6 +324,7 @@ def _write_package(
     }
     if record is not None:
         files["handoff_claims.json"] = atomic.dump_json_bytes(record)
+    files.update(opts.extra_files or {})
     staging = writer.directory
     for rel, data in files.items():
         atomic.write_into(staging, rel, data)

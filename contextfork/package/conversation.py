@@ -1,0 +1,143 @@
+"""The conversation travels with the work: a package can carry the Claude Code session, and
+``resume --claude`` re-creates it where Claude Code looks on *this* machine.
+
+``push``/``pull`` and ``resume --apply`` move the working state to another clone, but
+``claude --resume`` there found no session: the transcript lives under the exporting machine's
+``~/.claude/projects/<slug of its repo root>/``. ``export --with-conversation`` puts the
+session's lines into the package (``conversation.jsonl``, every string scrubbed of secrets,
+JSON kept valid; ``conversation.json`` says whose session, from which repository root, and the
+sha256 of the lines; both are sealed by the manifest). ``resume --claude`` checks the package
+and that sha256, rewrites every path under the exporting root to this root (``cwd`` fields and
+paths inside messages and tool calls), and writes the session under this repository's slug in
+this machine's Claude Code config, then prints ``claude --resume <id>``. An existing session of
+that id with other content is never overwritten: the copy gets a new id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from contextfork.envelope import Result
+from contextfork.errors import CheckFailed, IntegrityError, NotFoundError, UsageError
+from contextfork.hashing import sha256_bytes
+
+LINES = "conversation.jsonl"
+META = "conversation.json"
+VERSION = "1"
+
+
+def _walk(obj: Any, fn: Any) -> Any:
+    if isinstance(obj, str):
+        return fn(obj)
+    if isinstance(obj, list):
+        return [_walk(v, fn) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _walk(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def capture(transcript: Path, root: Path, session_id: str | None) -> dict[str, bytes]:
+    """The two package files for ``transcript`` (a Claude Code session of ``root``)."""
+    from contextfork.redact import redact_text
+    from contextfork.transcript.detect import detect_format
+
+    fmt = detect_format(transcript)
+    if fmt != "claude-code":
+        raise UsageError(f"--with-conversation carries Claude Code sessions; {transcript} is {fmt}")
+    found = 0
+
+    def scrub(s: str) -> str:
+        nonlocal found
+        clean, hits = redact_text(s)
+        found += len(hits)
+        return clean
+
+    out: list[str] = []
+    sid = session_id
+    for raw in transcript.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue  # a torn last line (the session is live): Claude Code skips it too
+        if sid is None and isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
+            sid = obj["sessionId"]
+        out.append(_dump(_walk(obj, scrub)))
+    data = ("\n".join(out) + "\n").encode("utf-8")
+    meta = {"conversation_version": VERSION, "format": fmt, "session_id": sid or transcript.stem,
+            "exported_root": str(Path(root).resolve()), "lines": len(out), "redactions": found,
+            "sha256": sha256_bytes(data)}  # fmt: skip
+    return {LINES: data, META: (json.dumps(meta, indent=2) + "\n").encode("utf-8")}
+
+
+def _rewriter(old: str, new: str) -> Any:
+    pattern = re.compile(re.escape(old) + r"(?=$|[/\\\s\"'`:;,)\]}])")
+
+    def fn(s: str) -> str:
+        return pattern.sub(lambda _m: new, s) if old in s else s
+
+    return fn
+
+
+def resume_claude(root: Path, spec: str | None) -> Result:
+    """Write the package's conversation where this machine's Claude Code looks for it."""
+    from contextfork.package import api as pkg_api
+    from contextfork.package import store
+    from contextfork.transcript.locate import project_dir
+
+    ref = store.resolve(root, spec)
+    check = pkg_api.validate(root, str(ref.path))
+    if not check.data["valid"]:
+        raise IntegrityError(f"package {ref.package_id} does not validate; not resuming its "
+                             "conversation", hint=f"contextfork validate {ref.package_id}")  # fmt: skip
+    if not (ref.path / META).is_file():
+        raise NotFoundError(f"package {ref.package_id} carries no conversation",
+                            hint="export it with `contextfork export --with-conversation "
+                                 "--transcript PATH|auto`")  # fmt: skip
+    meta = json.loads((ref.path / META).read_text(encoding="utf-8"))
+    data = (ref.path / LINES).read_bytes()
+    if sha256_bytes(data) != meta.get("sha256"):
+        raise IntegrityError(f"package {ref.package_id}: {LINES} does not match its sha256")
+    here = str(Path(root).resolve())
+    fix = _rewriter(str(meta["exported_root"]), here)
+    sid = str(meta["session_id"])
+    folder = project_dir(root)
+    target = folder / f"{sid}.jsonl"
+    lines = [_walk(json.loads(x), fix) for x in data.decode("utf-8").splitlines() if x.strip()]
+    new_id = sid
+    if target.exists():
+        body = ("\n".join(_dump(o) for o in lines) + "\n").encode("utf-8")
+        if target.read_bytes() != body:
+            new_id = str(uuid.uuid4())  # never overwrite another session of that id
+    if new_id != sid:
+        lines = [_walk(o, lambda s: s.replace(sid, new_id)) for o in lines]
+        target = folder / f"{new_id}.jsonl"
+    body = ("\n".join(_dump(o) for o in lines) + "\n").encode("utf-8")
+    from contextfork import atomic
+
+    if not target.exists():
+        atomic.write_bytes(target, body)
+    elif target.read_bytes() != body:  # pragma: no cover - a fresh uuid
+        raise CheckFailed(f"{target} exists with other content")
+    rewritten = sum(1 for x in data.decode("utf-8").splitlines() if meta["exported_root"] in x)
+    text = (f"Conversation of package {ref.package_id} written for Claude Code on this machine\n"
+            f"  session: {new_id}" + (f" (a copy of {sid}: that id holds another session here)"
+                                       if new_id != sid else "") + "\n"
+            f"  file:    {target}\n"
+            f"  paths:   {meta['exported_root']} → {here} ({rewritten} line(s) rewritten)\n"
+            f"\ncd {here} && claude --resume {new_id}")  # fmt: skip
+    return Result("resume", data={"package_id": ref.package_id, "session_id": new_id,
+                                  "original_session_id": sid, "path": str(target),
+                                  "exported_root": meta["exported_root"], "root": here,
+                                  "lines": len(lines), "rewritten_lines": rewritten,
+                                  "resume_command": f"claude --resume {new_id}"},
+                  text=text)  # fmt: skip

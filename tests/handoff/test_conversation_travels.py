@@ -1,0 +1,70 @@
+"""A package carries the Claude Code conversation; ``resume --claude`` on another machine (other
+repo root, other Claude Code config) writes it under that machine's slug with paths rewritten."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from contextfork.transcript import load_session
+from contextfork.transcript.locate import project_slug
+from tests.helpers import Repo, cli, clones_of_one_remote
+from tests.transcript.builders import CC, text, tool_use, write_jsonl
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+SID = "44444444-2222-4333-8444-555555555555"
+
+
+def _session(a: Repo, config: Path) -> Path:
+    b = CC(session_id=SID, cwd=str(a.path))
+    recs = [b.user(f"fix {a.path}/src/app.py; my token is {TOKEN}"),
+            b.assistant("m1", [tool_use("t1", "Read", file_path=f"{a.path}/src/app.py")]),
+            b.result("t1", "x = 1"),
+            b.assistant("m2", [text(f"{a.path}/src/app.py sets x = 1")])]  # fmt: skip
+    return write_jsonl(config / "projects" / project_slug(a.path) / f"{SID}.jsonl", recs)
+
+
+def test_resume_claude_writes_the_conversation_for_this_machine_with_paths_rewritten(
+    tmp_path: Path,
+) -> None:
+    _remote, a, b = clones_of_one_remote(tmp_path)
+    conf_a, conf_b = tmp_path / "conf-a", tmp_path / "conf-b"
+    t = _session(a, conf_a)
+    env_a = {"CLAUDE_CONFIG_DIR": str(conf_a)}
+    out = cli("export", "--with-conversation", "--transcript", str(t), "--json", cwd=a.path,
+              env=env_a)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    pid = out.json()["data"]["package_id"]
+    carried = (a.path / ".contextfork" / "packages" / pid / "conversation.jsonl").read_text()
+    assert TOKEN not in carried and "[REDACTED" in carried
+    assert cli("push", "origin", cwd=a.path).returncode == 0
+    assert cli("pull", cwd=b.path).returncode == 0
+    res = cli("resume", pid, "--claude", "--json", cwd=b.path, env={"CLAUDE_CONFIG_DIR": str(conf_b)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = res.json()["data"]
+    target = conf_b / "projects" / project_slug(b.path) / f"{SID}.jsonl"
+    assert data["path"] == str(target) and data["session_id"] == SID
+    assert data["resume_command"] == f"claude --resume {SID}"
+    body = target.read_text()
+    assert str(a.path) not in body and f"{b.path}/src/app.py" in body
+    session = load_session(target)
+    assert session.session_id == SID and session.cwd == str(b.path) and len(session.steps) == 2
+    # Again: same content, same id; another session already holding the id gets a copy.
+    again = cli("resume", pid, "--claude", "--json", cwd=b.path, env={"CLAUDE_CONFIG_DIR": str(conf_b)})
+    assert again.json()["data"]["session_id"] == SID
+    target.write_text(json.dumps({"type": "user", "sessionId": SID}) + "\n")
+    third = cli("resume", pid, "--claude", "--json", cwd=b.path, env={"CLAUDE_CONFIG_DIR": str(conf_b)})
+    assert third.json()["data"]["session_id"] != SID
+    # A tampered conversation is refused (the manifest seals it).
+    carried_b = b.path / ".contextfork" / "packages" / pid / "conversation.jsonl"
+    carried_b.write_text(carried_b.read_text().replace("x = 1", "x = 2"))
+    bad = cli("resume", pid, "--claude", cwd=b.path, env={"CLAUDE_CONFIG_DIR": str(conf_b)})
+    assert bad.returncode == 3 and "does not validate" in bad.stderr
+
+
+def test_resume_claude_refuses_a_package_without_a_conversation(
+    repo: Repo,
+) -> None:
+    pid = cli("export", "--json", cwd=repo.path).json()["data"]["package_id"]
+    res = cli("resume", pid, "--claude", cwd=repo.path)
+    assert res.returncode == 4 and "carries no conversation" in res.stderr
