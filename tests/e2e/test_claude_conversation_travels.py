@@ -1,0 +1,52 @@
+"""Real Claude Code: a session exported on one "machine" (repo root A, CLAUDE_CONFIG_DIR A)
+resumes with ``claude --resume`` on another (a clone at root B, CLAUDE_CONFIG_DIR B)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.e2e.clients import run_bounded
+from tests.e2e.mock_anthropic import Reply, ToolUse, Usage
+from tests.e2e.rigs import ClaudeRig
+from tests.helpers import Repo, cli, git
+
+
+def test_a_conversation_exported_on_machine_a_resumes_in_claude_on_machine_b(
+    claude: ClaudeRig,
+) -> None:
+    a = claude.repo
+    a.write("notes.txt", "marker=zorblax-42\n")
+    a.commit_all("notes")
+    cat = ToolUse("Bash", {"command": f"cat {a.path}/notes.txt", "description": "Read notes"})
+    claude.mock.script(
+        Reply(text="Reading the notes.", tool_uses=[cat], usage=Usage(input_tokens=3000)),
+        Reply(text="The marker is zorblax-42.", usage=Usage(input_tokens=3300)),
+    )
+    sid = str(claude.prompt("What is the marker?")["session_id"])
+    out = claude.contextfork_json("export", "--with-conversation", "--transcript", "auto")
+    pid = out["data"]["package_id"]
+    remote = claude.tmp / "remote.git"
+    git(claude.tmp, "clone", "-q", "--bare", str(a.path), str(remote))
+    a.git("remote", "add", "origin", str(remote))
+    claude.contextfork("push", "origin")
+    b = Repo(claude.tmp / "machine-b" / "project")
+    git(claude.tmp, "clone", "-q", str(remote), str(b.path))
+    conf_b = claude.tmp / "machine-b" / "claude-config"
+    conf_b.mkdir()
+    (conf_b / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "projects": {
+        str(b.path.resolve()): {"hasTrustDialogAccepted": True}}}))  # fmt: skip
+    env_b = {**claude.env, "CLAUDE_CONFIG_DIR": str(conf_b), "HOME": str(claude.tmp / "machine-b")}
+    assert cli("pull", cwd=b.path, environ=env_b).returncode == 0
+    res = cli("resume", pid, "--claude", "--json", cwd=b.path, environ=env_b)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.json()["data"]["resume_command"] == f"claude --resume {sid}"
+    before = len(claude.mock.main_requests())
+    claude.mock.script(Reply(text="It was zorblax-42.", usage=Usage(input_tokens=3600)))
+    run = run_bounded([str(claude.bin), "-p", "Which marker did we find?", "--resume", sid,
+                       "--output-format", "json"], cwd=b.path, env=env_b, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run
+    assert json.loads(run.stdout)["session_id"] == sid
+    [asked] = claude.mock.main_requests()[before:]
+    body = json.dumps(asked)
+    assert "marker=zorblax-42" in body  # the tool result from machine A's session
+    assert f"cat {b.path}/notes.txt" in body and f"{a.path}/notes.txt" not in body
