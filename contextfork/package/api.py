@@ -129,11 +129,24 @@ def export_from_options(
         transcript=transcript,
         seed=seeding.seed_from_transcript(transcript, loc.root) if transcript else None,
     )
+    opts.cold_store_refs = _cold_refs(loc.root, session or (opts.seed or {}).get("session_id"))
     result = export_package(loc.root, opts, loc)
     if choice is not None:
         result.data["transcript_choice"] = choice.to_json()
         result.text = f"{result.text or ''}\n  transcript: {choice.chosen.path} ({choice.why})"
     return result
+
+
+def _cold_refs(root: Path, session_id: object) -> list[str]:
+    """The session's cold store, when it has one here: the package names it (the brief pages
+    from it, ``push --with-cold`` carries it)."""
+    if not isinstance(session_id, str) or not session_id:
+        return []
+    try:
+        store = layout.cold_store(root, session_id)
+    except UsageError:
+        return []
+    return [layout.cold_store_rel(session_id)] if store.is_dir() else []
 
 
 def _load_handoff(path: Path) -> dict[str, Any]:

@@ -60,3 +60,12 @@ def test_fold_scan_and_hydrate_without_the_named_store_exit_4_naming_fold_pull(
 def test_fold_scan_with_no_store_and_no_package_naming_one_stays_quiet(repo: Repo) -> None:
     scan = cli("fold", "scan", "which port", "--session", "never-folded", cwd=repo.path)
     assert scan.returncode == 0 and "(no cold store)" in scan.stdout
+
+
+def test_export_of_a_folded_session_names_its_cold_store(repo: Repo, tmp_path: Path) -> None:
+    transcript = cc_fixture.write(tmp_path / "t" / f"{SID}.jsonl", repo.path)
+    assert cli("fold", "session", "--transcript", str(transcript), "--session", SID,
+               cwd=repo.path).returncode == 0  # fmt: skip
+    out = cli("export", "--transcript", str(transcript), "--json", cwd=repo.path).json()["data"]
+    meta = json.loads((Path(out["path"]) / "session_metadata.json").read_text())
+    assert meta["cold_store_refs"] == [f".contextfork/cold/{SID}"]
