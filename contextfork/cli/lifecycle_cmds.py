@@ -45,16 +45,18 @@ def register(app: typer.Typer) -> None:
         ] = False,
         claude: Annotated[bool, typer.Option(
             "--claude", help="Write the package's conversation for `claude --resume` here.")] = False,
+        codex: Annotated[bool, typer.Option(
+            "--codex", help="Write the package's conversation for `codex resume` here.")] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
         from contextfork.resume.api import resume as do_resume
 
-        if claude:
-            from contextfork.package.conversation import resume_claude
+        if claude or codex:
+            from contextfork.package.conversation import resume_session
 
-            emit(resume_claude(repo_root(repo), package), json)
+            emit(resume_session(repo_root(repo), package, "claude" if claude else "codex"), json)
             return
         if rollback:
             from contextfork.resume.api import rollback as do_rollback

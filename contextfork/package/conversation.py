@@ -50,8 +50,9 @@ def capture(transcript: Path, root: Path, session_id: str | None) -> dict[str, b
     from contextfork.transcript.detect import detect_format
 
     fmt = detect_format(transcript)
-    if fmt != "claude-code":
-        raise UsageError(f"--with-conversation carries Claude Code sessions; {transcript} is {fmt}")
+    if fmt not in CLIENTS.values():
+        raise UsageError(f"--with-conversation carries Claude Code and Codex sessions; "
+                         f"{transcript} is {fmt}")  # fmt: skip
     found = 0
 
     def scrub(s: str) -> str:
@@ -69,14 +70,45 @@ def capture(transcript: Path, root: Path, session_id: str | None) -> dict[str, b
             obj = json.loads(raw)
         except ValueError:
             continue  # a torn last line (the session is live): Claude Code skips it too
-        if sid is None and isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
-            sid = obj["sessionId"]
+        if sid is None and isinstance(obj, dict):
+            sid = _session_id_of(obj)
         out.append(_dump(_walk(obj, scrub)))
     data = ("\n".join(out) + "\n").encode("utf-8")
     meta = {"conversation_version": VERSION, "format": fmt, "session_id": sid or transcript.stem,
             "exported_root": str(Path(root).resolve()), "lines": len(out), "redactions": found,
-            "sha256": sha256_bytes(data)}  # fmt: skip
+            "sha256": sha256_bytes(data), "file_name": transcript.name,
+            "dated_dirs": list(transcript.parent.parts[-3:]) if fmt == "codex" else []}  # fmt: skip
     return {LINES: data, META: (json.dumps(meta, indent=2) + "\n").encode("utf-8")}
+
+
+CLIENTS = {"claude": "claude-code", "codex": "codex"}
+
+
+def _session_id_of(obj: dict[str, Any]) -> str | None:
+    if isinstance(obj.get("sessionId"), str):  # Claude Code
+        return str(obj["sessionId"])
+    payload = obj.get("payload")
+    if obj.get("type") == "session_meta" and isinstance(payload, dict):  # Codex
+        value = payload.get("id")
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _target(root: Path, fmt: str, sid: str, meta: dict[str, Any]) -> Path:
+    """Where the client on this machine looks for the session."""
+    if fmt == "claude-code":
+        from contextfork.transcript.locate import project_dir
+
+        return project_dir(root) / f"{sid}.jsonl"
+    import os
+
+    home = os.environ.get("CODEX_HOME")
+    base = (Path(home).expanduser() if home else Path.home() / ".codex") / "sessions"
+    dated = [str(d) for d in meta.get("dated_dirs") or [] if str(d).isdigit()]
+    name = str(meta.get("file_name") or f"rollout-{sid}.jsonl")
+    if "/" in name or "\\" in name or not name.endswith(".jsonl") or sid not in name:
+        name = f"rollout-{sid}.jsonl"
+    return base.joinpath(*dated[:3], name)
 
 
 def _rewriter(old: str, new: str) -> Any:
@@ -89,10 +121,13 @@ def _rewriter(old: str, new: str) -> Any:
 
 
 def resume_claude(root: Path, spec: str | None) -> Result:
-    """Write the package's conversation where this machine's Claude Code looks for it."""
+    return resume_session(root, spec, "claude")
+
+
+def resume_session(root: Path, spec: str | None, client: str) -> Result:
+    """Write the package's conversation where this machine's ``client`` looks for it."""
     from contextfork.package import api as pkg_api
     from contextfork.package import store
-    from contextfork.transcript.locate import project_dir
 
     ref = store.resolve(root, spec)
     check = pkg_api.validate(root, str(ref.path))
@@ -107,11 +142,14 @@ def resume_claude(root: Path, spec: str | None) -> Result:
     data = (ref.path / LINES).read_bytes()
     if sha256_bytes(data) != meta.get("sha256"):
         raise IntegrityError(f"package {ref.package_id}: {LINES} does not match its sha256")
+    fmt = str(meta.get("format"))
+    if CLIENTS[client] != fmt:
+        raise UsageError(f"package {ref.package_id} carries a {fmt} session, not a "
+                         f"{CLIENTS[client]} one", hint="resume it with --claude or --codex, as it was made")  # fmt: skip
     here = str(Path(root).resolve())
     fix = _rewriter(str(meta["exported_root"]), here)
     sid = str(meta["session_id"])
-    folder = project_dir(root)
-    target = folder / f"{sid}.jsonl"
+    target = _target(root, fmt, sid, meta)
     lines = [_walk(json.loads(x), fix) for x in data.decode("utf-8").splitlines() if x.strip()]
     new_id = sid
     if target.exists():
@@ -120,7 +158,9 @@ def resume_claude(root: Path, spec: str | None) -> Result:
             new_id = str(uuid.uuid4())  # never overwrite another session of that id
     if new_id != sid:
         lines = [_walk(o, lambda s: s.replace(sid, new_id)) for o in lines]
-        target = folder / f"{new_id}.jsonl"
+        target = target.with_name(target.name.replace(sid, new_id))
+        if new_id not in target.name:
+            target = target.with_name(f"{target.stem}-{new_id}.jsonl")
     body = ("\n".join(_dump(o) for o in lines) + "\n").encode("utf-8")
     from contextfork import atomic
 
@@ -129,15 +169,18 @@ def resume_claude(root: Path, spec: str | None) -> Result:
     elif target.read_bytes() != body:  # pragma: no cover - a fresh uuid
         raise CheckFailed(f"{target} exists with other content")
     rewritten = sum(1 for x in data.decode("utf-8").splitlines() if meta["exported_root"] in x)
-    text = (f"Conversation of package {ref.package_id} written for Claude Code on this machine\n"
+    command = (f"claude --resume {new_id}" if fmt == "claude-code"
+               else f"codex resume {new_id}")  # fmt: skip
+    text = (f"Conversation of package {ref.package_id} written for {CLIENTS[client]} on this "
+            "machine\n"
             f"  session: {new_id}" + (f" (a copy of {sid}: that id holds another session here)"
                                        if new_id != sid else "") + "\n"
             f"  file:    {target}\n"
             f"  paths:   {meta['exported_root']} → {here} ({rewritten} line(s) rewritten)\n"
-            f"\ncd {here} && claude --resume {new_id}")  # fmt: skip
+            f"\ncd {here} && {command}")  # fmt: skip
     return Result("resume", data={"package_id": ref.package_id, "session_id": new_id,
                                   "original_session_id": sid, "path": str(target),
                                   "exported_root": meta["exported_root"], "root": here,
                                   "lines": len(lines), "rewritten_lines": rewritten,
-                                  "resume_command": f"claude --resume {new_id}"},
+                                  "resume_command": command},
                   text=text)  # fmt: skip

@@ -1,5 +1,6 @@
-"""Real Claude Code: a session exported on one "machine" (repo root A, CLAUDE_CONFIG_DIR A)
-resumes with ``claude --resume`` on another (a clone at root B, CLAUDE_CONFIG_DIR B)."""
+"""Real clients: a session exported on one "machine" (repo root A, CLAUDE_CONFIG_DIR or
+CODEX_HOME A) resumes with ``claude --resume`` / ``codex exec resume`` on another (a clone at
+root B, config B)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 
 from tests.e2e.clients import run_bounded
 from tests.e2e.mock_anthropic import Reply, ToolUse, Usage
-from tests.e2e.rigs import ClaudeRig
+from tests.e2e.mock_openai import Call, OAReply, input_text
+from tests.e2e.rigs import ClaudeRig, CodexRig
 from tests.helpers import Repo, cli, git
 
 
@@ -49,4 +51,49 @@ def test_a_conversation_exported_on_machine_a_resumes_in_claude_on_machine_b(
     [asked] = claude.mock.main_requests()[before:]
     body = json.dumps(asked)
     assert "marker=zorblax-42" in body  # the tool result from machine A's session
+    assert f"cat {b.path}/notes.txt" in body and f"{a.path}/notes.txt" not in body
+
+
+def test_a_codex_rollout_exported_on_machine_a_resumes_in_codex_on_machine_b(
+    codex: CodexRig,
+) -> None:
+    import re
+
+    a = codex.repo
+    a.write("notes.txt", "marker=quibble-77\n")
+    a.commit_all("notes")
+    codex.mock.script(
+        OAReply(text="Reading.", calls=[Call("exec_command", {"cmd": f"cat {a.path}/notes.txt"})]),
+        OAReply(text="The marker is quibble-77."),
+    )
+    first = codex.run("exec", "What is the marker?")
+    assert first.returncode == 0, first
+    match = re.search(r"session id: ([0-9a-f-]{36})", first.stderr)
+    assert match, first.stderr[-2000:]
+    sid = match.group(1)
+    [rollout] = [p for p in (codex.codex_home / "sessions").rglob("*.jsonl") if sid in p.name]
+    out = json.loads(codex.contextfork("export", "--with-conversation", "--transcript", str(rollout), "--json").stdout)
+    pid = out["data"]["package_id"]
+    remote = codex.tmp / "remote.git"
+    git(codex.tmp, "clone", "-q", "--bare", str(a.path), str(remote))
+    a.git("remote", "add", "origin", str(remote))
+    codex.contextfork("push", "origin")
+    b = Repo(codex.tmp / "machine-b" / "project")
+    git(codex.tmp, "clone", "-q", str(remote), str(b.path))
+    home_b = codex.tmp / "machine-b" / "codex-home"
+    home_b.mkdir()
+    (home_b / "config.toml").write_text(codex.mock.codex_config())
+    env_b = {**codex.env, "CODEX_HOME": str(home_b), "HOME": str(codex.tmp / "machine-b")}
+    assert cli("pull", cwd=b.path, environ=env_b).returncode == 0
+    res = cli("resume", pid, "--codex", "--json", cwd=b.path, environ=env_b)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.json()["data"]["resume_command"] == f"codex resume {sid}"
+    before = len(codex.mock.response_requests())
+    codex.mock.script(OAReply(text="It was quibble-77."))
+    run = run_bounded([str(codex.bin), "exec", "resume", sid, "Which marker did we find?"],
+                      cwd=b.path, env=env_b, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run
+    [asked] = codex.mock.response_requests()[before:]
+    body = input_text(asked)
+    assert "marker=quibble-77" in body  # the command output from machine A's rollout
     assert f"cat {b.path}/notes.txt" in body and f"{a.path}/notes.txt" not in body
