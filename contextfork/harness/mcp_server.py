@@ -126,9 +126,10 @@ def export_session_context(
         )
         from contextfork.package.claims import verify
 
-        claims, refused = verify(given, root, transcript)
+        claims, refused, used = verify(given, root, transcript)
         if refused is not None:
             return refused  # invented evidence is refused, one line per claim
+        transcript = transcript or used  # the session the claims were found in seeds the rest
         opts = ExportOptions(
             trigger="mcp",
             session_id=session_id,

@@ -107,7 +107,7 @@ def export_from_options(
     if given:
         from contextfork.package.claims import verify
 
-        claims, refused = verify(given, loc.root, transcript)
+        claims, refused, _used = verify(given, loc.root, transcript)
         if refused is not None:
             return refused  # invented evidence: one line per claim, nothing written
     extra = None

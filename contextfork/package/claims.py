@@ -34,7 +34,7 @@ VERIFIED, UNVERIFIED, REFUSED = "verified", "unverified", "refused"
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$")
 _SHA_SUFFIX = re.compile(r"@sha256:([0-9a-f]{64})$")
 _EXIT_NOTE = re.compile(r"\bexit(?:\s+code)?\s*[:=]?\s*(-?\d+)\b", re.IGNORECASE)
-_EXIT_TEXT = re.compile(r"^\s*(?:Error:\s*)?Exit code (-?\d+)", re.IGNORECASE)
+_EXIT_TEXT = re.compile(r"^\s*(?:Error:\s*)?Exit code:?\s*(-?\d+)", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{3,})`")
 _CALL_NOTE = re.compile(r"\btool call (\S+)")
 
@@ -71,8 +71,9 @@ def _command_of(call: Any) -> str | None:
     args = call.input if isinstance(call.input, dict) else {}
     for key in ("command", "cmd"):
         value = args.get(key)
-        if isinstance(value, list):
-            value = " ".join(str(v) for v in value)
+        if isinstance(value, list):  # Codex: ["bash", "-lc", "pytest -q"] ran "pytest -q"
+            shell = len(value) >= 3 and value[-2] in ("-lc", "-c")
+            value = str(value[-1]) if shell else " ".join(str(v) for v in value)
         if isinstance(value, str):
             return _squash(value)
     return None
@@ -311,17 +312,27 @@ def _cites_session(given: dict[str, Any]) -> bool:
 
 def verify(
     given: dict[str, Any], root: Path, transcript: Path | None
-) -> tuple[list[dict[str, Any]], Result | None]:
-    """Check the model's parts before the export writes anything: (claims, refusal or None).
+) -> tuple[list[dict[str, Any]], Result | None, Path | None]:
+    """Check the model's parts before the export writes anything: (claims, refusal or None,
+    the transcript they were checked against).
 
     Steps and commands are checked against ``transcript``; when none is named and the parts
     cite some, against the session that did the work here (``pick_session``), if one is clear."""
-    if transcript is None and _cites_session(given):
-        from contextfork.package.pick_session import choose
+    if transcript is not None or not _cites_session(given):
+        claims = check(given, root, transcript)
+        return claims, refusal(claims), transcript
+    from contextfork.package.pick_session import candidates
 
+    # The calling session is not named (an MCP call): the first candidate session in which
+    # every cited claim holds is the one that wrote them; else the first one's refusals.
+    first: list[dict[str, Any]] | None = None
+    for path in candidates(root):
         try:
-            transcript = choose(root).chosen.path
+            claims = check(given, root, path)
         except ContextforkError:
-            transcript = None
-    claims = check(given, root, transcript)
-    return claims, refusal(claims)
+            continue
+        if refusal(claims) is None:
+            return claims, None, path
+        first = claims if first is None else first
+    claims = first if first is not None else check(given, root, None)
+    return claims, refusal(claims), None

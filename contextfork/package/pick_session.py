@@ -12,6 +12,7 @@ near-equals: the export refuses to choose and lists both, so nothing is lost sil
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -156,3 +157,40 @@ def choose(root: Path) -> Choice:
         why = (f"the newest session that did work in this repository; {len(passed)} newer "
                f"session(s) skipped: {what}")  # fmt: skip
     return Choice(best, why, [c for c in cands if c is not best])
+
+
+def codex_rollouts(root: Path, limit: int = 5) -> list[Path]:
+    """The newest Codex rollouts whose session ran in ``root`` (``session_meta.cwd``), newest
+    first; only the most recent day folders are looked at."""
+    home = os.environ.get("CODEX_HOME")
+    base = (Path(home).expanduser() if home else Path.home() / ".codex") / "sessions"
+    real = os.path.realpath(root)
+    try:
+        days = sorted((d for d in base.glob("*/*/*") if d.is_dir()), reverse=True)[:7]
+    except OSError:
+        return []
+    files = sorted((f for d in days for f in d.glob("rollout-*.jsonl")),
+                   key=lambda p: p.stat().st_mtime_ns, reverse=True)  # fmt: skip
+    out: list[Path] = []
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                first = json.loads(fh.readline() or b"{}")
+        except (OSError, ValueError):
+            continue
+        payload = first.get("payload") if isinstance(first, dict) else None
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        if isinstance(cwd, str) and os.path.realpath(cwd) == real:
+            out.append(f)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def candidates(root: Path) -> list[Path]:
+    """Sessions a model-written handoff may cite, best first: the Claude Code session that did
+    the work here (``choose``, when it is clear), then this repository's newest Codex rollouts."""
+    out: list[Path] = []
+    with contextlib.suppress(NotFoundError, UsageError):
+        out.append(choose(root).chosen.path)
+    return out + codex_rollouts(root)
