@@ -10,9 +10,10 @@ from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 PackageArg = Annotated[str | None, typer.Argument(help="Package dir or id (default: latest).")]
 WithColdOpt = Annotated[
-    bool,
-    typer.Option("--with-cold", help="Also share the cold-store sessions the packages reference "
-                 "(as `contextfork fold push|pull` does)."),
+    bool | None,
+    typer.Option("--with-cold/--without-cold", help="Share the cold-store sessions the packages "
+                 "reference (as `contextfork fold push|pull` does); default: when there are "
+                 "some, and one that cannot go is a warning."),
 ]  # fmt: skip
 
 
@@ -134,7 +135,7 @@ def register(app: typer.Typer) -> None:
                 help="Also send the recorded HEAD and the unpushed commits under it.",
             ),
         ] = False,
-        with_cold: WithColdOpt = False,
+        with_cold: WithColdOpt = None,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -152,7 +153,7 @@ def register(app: typer.Typer) -> None:
     @guarded("pull")
     def pull(
         remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
-        with_cold: WithColdOpt = False,
+        with_cold: WithColdOpt = None,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:

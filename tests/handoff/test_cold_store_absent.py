@@ -21,7 +21,8 @@ def _compacted_in_a_pulled_in_b(tmp_path: Path) -> tuple[Repo, Repo, str]:
     res = run_cli("hook", "pre-compact", cwd=a.path, input=json.dumps(payload))
     assert res.returncode == 0, res.stderr
     assert (a.path / ".contextfork" / "cold" / SID).is_dir()
-    assert cli("push", "origin", cwd=a.path).returncode == 0  # packages only, not the store
+    # packages only, not the store (as before the store went with them by default)
+    assert cli("push", "origin", "--without-cold", cwd=a.path).returncode == 0
     assert cli("pull", cwd=b.path).returncode == 0
     pid = sorted((b.path / ".contextfork" / "packages").iterdir())[0].name
     return a, b, pid
@@ -69,3 +70,19 @@ def test_export_of_a_folded_session_names_its_cold_store(repo: Repo, tmp_path: P
     out = cli("export", "--transcript", str(transcript), "--json", cwd=repo.path).json()["data"]
     meta = json.loads((Path(out["path"]) / "session_metadata.json").read_text())
     assert meta["cold_store_refs"] == [f".contextfork/cold/{SID}"]
+
+
+def test_push_and_pull_carry_the_cold_store_a_package_names_by_default(tmp_path: Path) -> None:
+    _remote, a, b = clones_of_one_remote(tmp_path)
+    transcript = cc_fixture.write(tmp_path / "t" / f"{SID}.jsonl", a.path)
+    payload = {"session_id": SID, "transcript_path": str(transcript), "cwd": str(a.path),
+               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
+    assert run_cli("hook", "pre-compact", cwd=a.path, input=json.dumps(payload)).returncode == 0
+    pushed = cli("push", "origin", "--json", cwd=a.path)
+    assert pushed.returncode == 0, pushed.stderr
+    assert pushed.json()["data"]["cold"]  # the store went with the package
+    pulled = cli("pull", "--json", cwd=b.path)
+    assert pulled.returncode == 0, pulled.stderr
+    assert (b.path / ".contextfork" / "cold" / SID).is_dir()
+    hydrate = cli("fold", "hydrate", "2", "--session", SID, cwd=b.path)
+    assert hydrate.returncode == 0, hydrate.stderr
