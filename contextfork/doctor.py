@@ -258,8 +258,9 @@ def check_shared_claude(root: Path, runs: _Runner) -> Check:
     """The committed .claude/settings.json must not hold this machine's paths (an install by an
     older version): other clones get them through git or ``export`` and every hook exits 127."""
     from contextfork.harness.claude_local import SHARED_FILE, machine_paths_in_shared
+    from contextfork.harness.install import is_ours
 
-    bad = machine_paths_in_shared(root)
+    bad = machine_paths_in_shared(root, is_ours)
     if bad:
         return Check("hooks claude shared", "warning",
                      f"{root / SHARED_FILE} (committed, exported) holds this machine's path "

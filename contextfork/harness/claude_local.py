@@ -16,8 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+Ours = Callable[[object], bool]  # install.is_ours (passed in: install imports this module)
 
 LOCAL_FILE = Path(".claude") / "settings.local.json"
 SHARED_FILE = Path(".claude") / "settings.json"
@@ -34,10 +37,8 @@ def machine_specific(command: str) -> bool:
     return head != [PORTABLE_COMMAND]
 
 
-def ours_in(path: Path) -> list[str]:
+def ours_in(path: Path, is_ours: Ours) -> list[str]:
     """Every command of ours a settings file holds (hooks and statusLine)."""
-    from contextfork.harness.install import is_ours
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -60,22 +61,14 @@ def ours_in(path: Path) -> list[str]:
     return found
 
 
-def machine_paths_in_shared(root: Path) -> list[str]:
+def machine_paths_in_shared(root: Path, is_ours: Ours) -> list[str]:
     """Our commands with this machine's paths in the committed ``.claude/settings.json``."""
-    return [c for c in ours_in(root / SHARED_FILE) if machine_specific(c)]
+    return [c for c in ours_in(root / SHARED_FILE, is_ours) if machine_specific(c)]
 
 
-def prepare_local(root: Path) -> dict[str, Any] | None:
-    """Before a local install: keep the local file out of git, and move an older install's
-    machine-specific entries out of the shared file. Returns what was moved, if anything."""
+def exclude_local(root: Path) -> None:
+    """Keep the local settings file out of git (and so out of every export)."""
     from contextfork import gitstate
 
     with contextlib.suppress(Exception):  # not excluded is visible in `git status`, not fatal
         gitstate.ensure_excluded(root, EXCLUDE)
-    if not machine_paths_in_shared(root):
-        return None
-    from contextfork.harness.install import uninstall_claude
-
-    res = uninstall_claude(root, "shared")
-    return {"path": str(root / SHARED_FILE), "removed": res.data.get("removed", {}),
-            "statusline_removed": res.data.get("statusline_removed", False)}  # fmt: skip

@@ -345,9 +345,14 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
 
     transcript = transcript.expanduser()
     original = load_session(transcript, include_subagents=False)
+    if original.format == "codex":
+        from contextfork.harness.codex_fork import fork_rollout
+
+        return fork_rollout(repo, transcript, min_chars=min_chars)
     if original.format != "claude-code":
         raise UsageError(
-            f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions"
+            f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions "
+            "and Codex rollouts"
         )
     orig_id = original.session_id or transcript.stem
     before_sha, before_size = sha256_file(transcript)

@@ -276,7 +276,7 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     from contextfork.harness import claude_local, commands
 
     path = claude_settings_path(root, scope)
-    moved = claude_local.prepare_local(root) if scope == "project" else None
+    moved = _move_out_of_shared(root) if scope == "project" else None
     if scope == "shared" and command is None:  # committed: never this machine's paths
         command = claude_local.PORTABLE_COMMAND
     existed = path.exists()
@@ -338,6 +338,19 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
         problems=problems,
         text="\n".join(lines),
     )
+
+
+def _move_out_of_shared(root: Path) -> dict[str, Any] | None:
+    """Before a project (this machine's) install: keep settings.local.json out of git, and take
+    an older install's machine-specific entries out of the committed settings.json."""
+    from contextfork.harness import claude_local
+
+    claude_local.exclude_local(root)
+    if not claude_local.machine_paths_in_shared(root, is_ours):
+        return None
+    res = uninstall_claude(root, "shared")
+    return {"path": str(claude_settings_path(root, "shared")), "removed": res.data["removed"],
+            "statusline_removed": res.data.get("statusline_removed", False)}  # fmt: skip
 
 
 def _drop_command(root: Path, harness: str) -> None:

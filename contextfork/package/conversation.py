@@ -126,12 +126,11 @@ def resume_claude(root: Path, spec: str | None) -> Result:
 
 def resume_session(root: Path, spec: str | None, client: str) -> Result:
     """Write the package's conversation where this machine's ``client`` looks for it."""
-    from contextfork.package import api as pkg_api
     from contextfork.package import store
+    from contextfork.package.validate import validate_package
 
     ref = store.resolve(root, spec)
-    check = pkg_api.validate(root, str(ref.path))
-    if not check.data["valid"]:
+    if validate_package(ref.path, root).errors:
         raise IntegrityError(f"package {ref.package_id} does not validate; not resuming its "
                              "conversation", hint=f"contextfork validate {ref.package_id}")  # fmt: skip
     if not (ref.path / META).is_file():
