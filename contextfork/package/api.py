@@ -107,9 +107,10 @@ def export_from_options(
     if given:
         from contextfork.package.claims import verify
 
-        claims, refused, _used = verify(given, loc.root, transcript)
+        claims, refused, used = verify(given, loc.root, transcript)
         if refused is not None:
             return refused  # invented evidence: one line per claim, nothing written
+        transcript = transcript or used  # the session holding the claims seeds the rest
     extra = None
     if with_conversation:
         from contextfork.package import conversation

@@ -187,10 +187,35 @@ def codex_rollouts(root: Path, limit: int = 5) -> list[Path]:
     return out
 
 
+def pi_sessions(root: Path, limit: int = 5) -> list[Path]:
+    """The newest pi sessions whose header names ``root`` as their cwd, newest first."""
+    env = os.environ.get("PI_CODING_AGENT_DIR")
+    base = (Path(env).expanduser() if env else Path.home() / ".pi" / "agent") / "sessions"
+    real = os.path.realpath(root)
+    try:
+        files = sorted(base.glob("*/*.jsonl"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    except OSError:
+        return []
+    out: list[Path] = []
+    for f in files[:50]:
+        try:
+            with open(f, "rb") as fh:
+                head = json.loads(fh.readline() or b"{}")
+        except (OSError, ValueError):
+            continue
+        cwd = head.get("cwd") if isinstance(head, dict) and head.get("type") == "session" else None
+        if isinstance(cwd, str) and os.path.realpath(cwd) == real:
+            out.append(f)
+            if len(out) >= limit:
+                break
+    return out
+
+
 def candidates(root: Path) -> list[Path]:
     """Sessions a model-written handoff may cite, best first: the Claude Code session that did
-    the work here (``choose``, when it is clear), then this repository's newest Codex rollouts."""
+    the work here (``choose``, when it is clear), then this repository's newest Codex rollouts
+    and pi sessions."""
     out: list[Path] = []
     with contextlib.suppress(NotFoundError, UsageError):
         out.append(choose(root).chosen.path)
-    return out + codex_rollouts(root)
+    return out + codex_rollouts(root) + pi_sessions(root)

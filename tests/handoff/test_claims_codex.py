@@ -40,3 +40,38 @@ def test_claims_without_a_transcript_are_checked_in_this_repos_codex_rollout(
     given["settled_decisions"][0]["evidence"][0]["ref"] = "call_999"
     claims, refused, used = verify(given, repo.path, None)
     assert refused is not None and used is None
+
+
+def test_cli_handoff_without_a_transcript_is_checked_in_this_repos_pi_session_which_seeds_it(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers import cli
+
+    agent = tmp_path / "pi-agent"
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+
+    def msg(i: str, parent: str | None, m: dict[str, object]) -> dict[str, object]:
+        return {"type": "message", "id": i, "parentId": parent,
+                "timestamp": f"2026-12-01T10:00:0{i[-1]}Z", "message": m}  # fmt: skip
+
+    write_jsonl(agent / "sessions" / "--repo--" / "2026-12-01_pi1.jsonl", [
+        {"type": "session", "version": 3, "id": "pi1", "timestamp": "2026-12-01T10:00:00Z",
+         "cwd": str(repo.path)},
+        msg("e1", None, {"role": "user", "content": [{"type": "text", "text": "build it"}]}),
+        msg("e2", "e1", {"role": "assistant", "content": [
+            {"type": "toolCall", "id": "tc9", "name": "bash", "arguments": {"command": "make"}}]}),
+        msg("e3", "e2", {"role": "toolResult", "toolCallId": "tc9", "toolName": "bash",
+                         "content": [{"type": "text", "text": "make: *** No rule to make target"}],
+                         "isError": True}),
+    ])  # fmt: skip
+    given = {"settled_decisions": [{"decision": "there is no Makefile yet", "evidence": [
+        {"kind": "step", "ref": "tc9", "note": "`No rule to make target`"}]}]}  # fmt: skip
+    (repo.path / ".git" / "h.json").write_text(json.dumps(given))
+    res = cli("export", "--handoff", str(repo.path / ".git" / "h.json"), "--json", cwd=repo.path,
+              env={"PI_CODING_AGENT_DIR": str(agent)})  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    pkg = Path(res.json()["data"]["path"])
+    record = json.loads((pkg / "handoff_claims.json").read_text())
+    assert record["claims"][0]["status"] == "verified"
+    meta = json.loads((pkg / "session_metadata.json").read_text())
+    assert meta["transcript"]["path"].endswith("2026-12-01_pi1.jsonl")  # it seeded the package
