@@ -361,7 +361,12 @@ def _drop_command(root: Path, harness: str) -> None:
 
 def uninstall_claude(root: Path, scope: str) -> Result:
     path = claude_settings_path(root, scope)
-    where = {"harness": "claude-code", "scope": scope, "path": str(path)}
+    where: dict[str, Any] = {"harness": "claude-code", "scope": scope, "path": str(path)}
+    if scope == "project":  # an older install's machine paths in the shared file go too
+        from contextfork.harness import claude_local
+
+        if claude_local.machine_paths_in_shared(root, is_ours):
+            where["removed_from_shared"] = uninstall_claude(root, "shared").data["removed"]
     if not path.exists():
         _drop_command(root, "claude-code-user" if scope == "user" else "claude-code")
         return Result(

@@ -63,3 +63,17 @@ def test_shared_install_writes_only_the_portable_command(repo: Repo) -> None:
     assert res.returncode == 0, res.stderr
     cmds = _commands(repo.path / ".claude" / "settings.json")
     assert cmds and all(c.split()[0] == "contextfork" for c in cmds)
+
+
+def test_project_uninstall_also_removes_an_old_install_from_the_shared_settings(
+    repo: Repo,
+) -> None:
+    from contextfork.harness.entrypoint import checked_command
+
+    install.install_claude(repo.path, "shared", command=checked_command())  # as before
+    res = cli("hooks", "uninstall", "--claude", "--project", "--json", cwd=repo.path)
+    assert res.returncode == 0, res.stderr
+    assert res.json()["data"]["removed_from_shared"] == {
+        "UserPromptSubmit": 1, "PreCompact": 1, "SessionStart": 1}
+    shared = repo.path / ".claude" / "settings.json"
+    assert not shared.exists() or not _commands(shared)
