@@ -48,16 +48,19 @@ def register(app: typer.Typer) -> None:
             "--claude", help="Write the package's conversation for `claude --resume` here.")] = False,
         codex: Annotated[bool, typer.Option(
             "--codex", help="Write the package's conversation for `codex resume` here.")] = False,
+        pi: Annotated[bool, typer.Option(
+            "--pi", help="Write the package's conversation for `pi --session` here.")] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
         from contextfork.resume.api import resume as do_resume
 
-        if claude or codex:
+        if claude or codex or pi:
             from contextfork.package.conversation import resume_session
 
-            emit(resume_session(repo_root(repo), package, "claude" if claude else "codex"), json)
+            client = "claude" if claude else "codex" if codex else "pi"
+            emit(resume_session(repo_root(repo), package, client), json)
             return
         if rollback:
             from contextfork.resume.api import rollback as do_rollback

@@ -51,7 +51,7 @@ def capture(transcript: Path, root: Path, session_id: str | None) -> dict[str, b
 
     fmt = detect_format(transcript)
     if fmt not in CLIENTS.values():
-        raise UsageError(f"--with-conversation carries Claude Code and Codex sessions; "
+        raise UsageError(f"--with-conversation carries Claude Code, Codex and pi sessions; "
                          f"{transcript} is {fmt}")  # fmt: skip
     found = 0
 
@@ -81,12 +81,14 @@ def capture(transcript: Path, root: Path, session_id: str | None) -> dict[str, b
     return {LINES: data, META: (json.dumps(meta, indent=2) + "\n").encode("utf-8")}
 
 
-CLIENTS = {"claude": "claude-code", "codex": "codex"}
+CLIENTS = {"claude": "claude-code", "codex": "codex", "pi": "pi"}
 
 
 def _session_id_of(obj: dict[str, Any]) -> str | None:
     if isinstance(obj.get("sessionId"), str):  # Claude Code
         return str(obj["sessionId"])
+    if obj.get("type") == "session" and isinstance(obj.get("id"), str):  # pi's header
+        return str(obj["id"])
     payload = obj.get("payload")
     if obj.get("type") == "session_meta" and isinstance(payload, dict):  # Codex
         value = payload.get("id")
@@ -101,6 +103,16 @@ def _target(root: Path, fmt: str, sid: str, meta: dict[str, Any]) -> Path:
 
         return project_dir(root) / f"{sid}.jsonl"
     import os
+
+    name = str(meta.get("file_name") or f"{sid}.jsonl")
+    if fmt == "pi":  # pi's getDefaultSessionDir: --<cwd without its leading /, / \ : as ->--
+        env = os.environ.get("PI_CODING_AGENT_DIR")
+        agent = Path(env).expanduser() if env else Path.home() / ".pi" / "agent"
+        cwd = str(Path(root).resolve())
+        safe = "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
+        if "/" in name or "\\" in name or not name.endswith(".jsonl"):
+            name = f"{sid}.jsonl"
+        return agent / "sessions" / safe / name
 
     home = os.environ.get("CODEX_HOME")
     base = (Path(home).expanduser() if home else Path.home() / ".codex") / "sessions"
@@ -168,8 +180,8 @@ def resume_session(root: Path, spec: str | None, client: str) -> Result:
     elif target.read_bytes() != body:  # pragma: no cover - a fresh uuid
         raise CheckFailed(f"{target} exists with other content")
     rewritten = sum(1 for x in data.decode("utf-8").splitlines() if meta["exported_root"] in x)
-    command = (f"claude --resume {new_id}" if fmt == "claude-code"
-               else f"codex resume {new_id}")  # fmt: skip
+    command = {"claude-code": f"claude --resume {new_id}", "codex": f"codex resume {new_id}",
+               "pi": f"pi --session {new_id}"}[fmt]  # fmt: skip
     text = (f"Conversation of package {ref.package_id} written for {CLIENTS[client]} on this "
             "machine\n"
             f"  session: {new_id}" + (f" (a copy of {sid}: that id holds another session here)"

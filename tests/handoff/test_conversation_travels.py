@@ -68,3 +68,33 @@ def test_resume_claude_refuses_a_package_without_a_conversation(
     pid = cli("export", "--json", cwd=repo.path).json()["data"]["package_id"]
     res = cli("resume", pid, "--claude", cwd=repo.path)
     assert res.returncode == 4 and "carries no conversation" in res.stderr
+
+
+def test_resume_pi_writes_a_carried_pi_session_where_pi_looks_for_this_cwd(
+    tmp_path: Path,
+) -> None:
+    _remote, a, b = clones_of_one_remote(tmp_path)
+
+    def msg(i: str, parent: str | None, m: dict[str, object]) -> dict[str, object]:
+        return {"type": "message", "id": i, "parentId": parent,
+                "timestamp": f"2026-12-01T10:00:0{i[-1]}Z", "message": m}  # fmt: skip
+
+    src = write_jsonl(tmp_path / "pi-a" / "2026-12-01T10-00-00-000Z_pi7.jsonl", [
+        {"type": "session", "version": 3, "id": "pi7", "timestamp": "2026-12-01T10:00:00Z",
+         "cwd": str(a.path)},
+        msg("e1", None, {"role": "user", "content": [{"type": "text", "text": f"read {a.path}/README.md"}]}),
+    ])  # fmt: skip
+    out = cli("export", "--with-conversation", "--transcript", str(src), "--json", cwd=a.path)
+    assert out.returncode == 0, out.stderr
+    pid = out.json()["data"]["package_id"]
+    assert cli("push", "origin", cwd=a.path).returncode == 0
+    assert cli("pull", cwd=b.path).returncode == 0
+    agent = tmp_path / "pi-agent-b"
+    res = cli("resume", pid, "--pi", "--json", cwd=b.path, env={"PI_CODING_AGENT_DIR": str(agent)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    safe = "--" + str(b.path.resolve()).lstrip("/").replace("/", "-") + "--"
+    target = agent / "sessions" / safe / src.name
+    assert res.json()["data"]["path"] == str(target)
+    assert res.json()["data"]["resume_command"] == "pi --session pi7"
+    session = load_session(target)
+    assert session.cwd == str(b.path.resolve()) and str(a.path) not in target.read_text()
