@@ -5,9 +5,10 @@ root B, config B)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.e2e.clients import run_bounded
-from tests.e2e.mock_anthropic import Reply, ToolUse, Usage
+from tests.e2e.mock_anthropic import MockAnthropic, Reply, ToolUse, Usage
 from tests.e2e.mock_openai import Call, OAReply, input_text
 from tests.e2e.rigs import ClaudeRig, CodexRig
 from tests.helpers import Repo, cli, git
@@ -96,4 +97,54 @@ def test_a_codex_rollout_exported_on_machine_a_resumes_in_codex_on_machine_b(
     [asked] = codex.mock.response_requests()[before:]
     body = input_text(asked)
     assert "marker=quibble-77" in body  # the command output from machine A's rollout
+    assert f"cat {b.path}/notes.txt" in body and f"{a.path}/notes.txt" not in body
+
+
+def test_a_pi_session_exported_on_machine_a_resumes_in_pi_on_machine_b(
+    tmp_path: Path, client_prefix: Path, anthropic: MockAnthropic
+) -> None:
+    import shutil
+
+    from tests.e2e.pi_rig import MODEL, PiRig
+
+    pi = PiRig.create(tmp_path, client_prefix, anthropic)
+    a = pi.repo
+    a.write("notes.txt", "marker=wibble-13\n")
+    a.commit_all("notes")
+    pi.mock.script(
+        Reply(text="Reading.", tool_uses=[ToolUse("bash", {"command": f"cat {a.path}/notes.txt"})],
+              usage=Usage(input_tokens=3000)),
+        Reply(text="The marker is wibble-13.", usage=Usage(input_tokens=3300)),
+    )  # fmt: skip
+    first = pi.run("What is the marker?")
+    assert first.returncode == 0, first
+    [session] = pi.sessions()
+    sid = json.loads(session.read_text().splitlines()[0])["id"]
+    out = cli("export", "--with-conversation", "--transcript", str(session), "--json", cwd=a.path,
+              environ=pi.env)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    pid = out.json()["data"]["package_id"]
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(a.path), str(remote))
+    a.git("remote", "add", "origin", str(remote))
+    assert cli("push", "origin", cwd=a.path, environ=pi.env).returncode == 0
+    b = Repo(tmp_path / "machine-b" / "project")
+    git(tmp_path, "clone", "-q", str(remote), str(b.path))
+    home_b = tmp_path / "machine-b" / "home"
+    (home_b / ".pi").mkdir(parents=True)
+    shutil.copytree(pi.home / ".pi" / "agent", home_b / ".pi" / "agent",
+                    ignore=shutil.ignore_patterns("sessions"))  # models.json, settings.json
+    env_b = {**pi.env, "HOME": str(home_b)}
+    assert cli("pull", cwd=b.path, environ=env_b).returncode == 0
+    res = cli("resume", pid, "--pi", "--json", cwd=b.path, environ=env_b)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.json()["data"]["resume_command"] == f"pi --session {sid}"
+    before = len(pi.mock.main_requests())
+    pi.mock.script(Reply(text="It was wibble-13.", usage=Usage(input_tokens=3600)))
+    run = run_bounded([str(pi.bin), "-p", "Which marker did we find?", "--provider", "mock",
+                       "--model", MODEL, "--session", sid], cwd=b.path, env=env_b, timeout=150)  # fmt: skip
+    assert run.returncode == 0, run
+    [asked] = pi.mock.main_requests()[before:]
+    body = json.dumps(asked)
+    assert "marker=wibble-13" in body
     assert f"cat {b.path}/notes.txt" in body and f"{a.path}/notes.txt" not in body
