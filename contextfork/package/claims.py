@@ -20,7 +20,6 @@ step or command cannot be checked without a transcript; those are recorded as un
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any
 
 from contextfork.envelope import Problem, Result
 from contextfork.errors import ContextforkError
+from contextfork.hashing import sha256_file
 
 VERIFIED, UNVERIFIED, REFUSED = "verified", "unverified", "refused"
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$")
@@ -143,7 +143,7 @@ class _Checker:
             return REFUSED, f"not a path inside the repository ({why or 'empty'})"
         full = self.root / rel
         if full.is_file() and not full.is_symlink():
-            if m and hashlib.sha256(full.read_bytes()).hexdigest() != m.group(1):
+            if m and sha256_file(full)[0] != m.group(1):
                 return REFUSED, "the file's sha256 differs from the one cited"
             return VERIFIED, "in the working tree" + (", sha256 matches" if m else "")
         if rel in self.changed:
@@ -199,7 +199,7 @@ class _Checker:
         status, detail = self._file(path, "")
         if status != VERIFIED:
             return status, detail
-        leaf = re.split(r"::|\[", name)[-1] if "[" not in name else name.split("[")[0].split("::")[-1]
+        leaf = name.split("[")[0].split("::")[-1]  # Class::test_x[param] names test_x
         text = (self.root / path).read_text(encoding="utf-8", errors="replace")
         if leaf not in text:
             return REFUSED, f"{path} does not define {leaf}"

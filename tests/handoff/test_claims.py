@@ -120,3 +120,17 @@ def test_a_deleted_file_cited_from_the_diff_is_verified(repo: Repo, tmp_path: Pa
     record = json.loads((Path(res.json()["data"]["path"]) / "handoff_claims.json").read_text())
     assert record["claims"][0]["status"] == "verified"
     assert "in the diff" in record["claims"][0]["detail"]
+
+
+def test_a_cited_test_is_checked_against_its_file(repo: Repo, tmp_path: Path) -> None:
+    repo.write("tests/test_port.py", "def test_port_is_5433():\n    assert True\n")
+    t = cc_fixture.write(tmp_path / "t" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    ok = {"settled_decisions": [{"decision": "port 5433", "evidence": [
+        {"kind": "test", "ref": "tests/test_port.py::test_port_is_5433[param]"}]}]}  # fmt: skip
+    res = _export(repo, ok, t)
+    assert res.returncode == 0, res.stdout
+    bad = {"settled_decisions": [{"decision": "port 5433", "evidence": [
+        {"kind": "test", "ref": "tests/test_port.py::test_invented"}]}]}  # fmt: skip
+    res = _export(repo, bad, t)
+    assert res.returncode == 1
+    assert "does not define test_invented" in res.json()["problems"][0]["message"]
