@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contextfork.package.claims_models import HandoffClaims
 from tests.harness import cc_fixture
 from tests.helpers import Repo, cli
 
@@ -55,6 +56,7 @@ def test_model_written_parts_are_verified_claim_by_claim_and_recorded(
     assert res.returncode == 0, res.stdout + res.stderr
     pkg = Path(res.json()["data"]["path"])
     record = json.loads((pkg / "handoff_claims.json").read_text())
+    HandoffClaims.model_validate(record)  # schemas/handoff-claims.schema.json
     status = {c["where"]: c["status"] for c in record["claims"]}
     assert status == {
         "/settled_decisions/0/evidence/0": "verified",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from contextfork.package.claims_models import Conversation
 from contextfork.transcript import load_session
 from contextfork.transcript.locate import project_slug
 from tests.helpers import Repo, cli, clones_of_one_remote
@@ -36,6 +37,8 @@ def test_resume_claude_writes_the_conversation_for_this_machine_with_paths_rewri
     assert out.returncode == 0, out.stderr
     pid = out.json()["data"]["package_id"]
     carried = (a.path / ".contextfork" / "packages" / pid / "conversation.jsonl").read_text()
+    Conversation.model_validate_json(
+        (a.path / ".contextfork" / "packages" / pid / "conversation.json").read_text())
     assert TOKEN not in carried and "[REDACTED" in carried
     assert cli("push", "origin", cwd=a.path).returncode == 0
     assert cli("pull", cwd=b.path).returncode == 0

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contextfork.package.claims_models import HandoffClaims
 from contextfork.package.harvest import harvest
 from contextfork.transcript import load_session
 from tests.helpers import Repo, cli, run_cli
@@ -112,6 +113,7 @@ def test_export_with_no_model_harvests_the_summary_and_no_placeholder_reaches_a_
     assert res.returncode == 0, res.stderr
     pkg = Path(res.json()["data"]["path"])
     record = json.loads((pkg / "handoff_claims.json").read_text())
+    HandoffClaims.model_validate(record)
     assert record["parts"]["next_action"]["source"] == "harness-summary"
     assert record["parts"]["failed_approaches"]["source"] == "machine-seeded"
     summary = (pkg / "handoff_summary.md").read_text()
