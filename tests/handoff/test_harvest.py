@@ -131,3 +131,15 @@ def test_an_export_with_nothing_written_says_not_recorded_in_the_brief(repo: Rep
     assert "[[unfilled" not in (pkg / "handoff_summary.md").read_text()
     ctx = _start(repo, "new-session")
     assert pkg.name in ctx and "not recorded" in ctx and "[[unfilled" not in ctx
+
+
+def test_a_real_claude_code_compaction_summary_is_harvested(transcripts_dir: Path) -> None:
+    got = harvest(load_session(transcripts_dir / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"))
+    assert got is not None
+    assert got["parts"]["active_goal"]["goal"].startswith('The user requested "Implement spotter-gqc"')
+    assert got["parts"]["next_action"]["action"].startswith("Complete gqc.6 by adding LiveView tests")
+    assert got["parts"]["open_risks"][0]["risk"].startswith("Pending Tasks: spotter-gqc.6")
+    assert got["provenance"]["next_action"] == {
+        "source": "harness-summary", "harness": "claude-code", "step": 103,
+        "sha256": "d12119ab10dfa260ccbd461e045e90ea45c2ffd8f11183f1000c729020652baa",
+        "sections": ["Optional Next Step"], "parts_trimmed_to": 700}
