@@ -37,6 +37,9 @@ def test_plugin_installs_from_the_local_marketplace_and_its_hooks_and_commands_w
     listed = claude.run("plugin", "list", timeout=60)
     assert "contextfork@contextfork" in listed.stdout and "enabled" in listed.stdout, listed
     assert not (claude.repo.path / ".claude").exists()  # nothing written into the project
+    servers = claude.run("mcp", "list", timeout=120)
+    line = next((ln for ln in servers.stdout.splitlines() if "contextfork" in ln), "")
+    assert "Connected" in line, servers  # the plugin's MCP server runs
     pkg = json.loads(claude.contextfork("export", "--goal", "Ship the plugin", "--json").stdout)
     pid = pkg["data"]["package_id"]
     claude.trust_project()
