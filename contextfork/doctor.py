@@ -271,6 +271,39 @@ def check_shared_claude(root: Path, runs: _Runner) -> Check:
                          "contextfork hooks install --claude --shared (portable command)", runs)
 
 
+def check_plugin(root: Path | None, user_settings: Path) -> Check:
+    """The Claude Code plugin: enabled or not, and not beside a ``hooks install`` (each of our
+    hooks would then run twice: the injected brief, the folds, the exports)."""
+    from contextfork.harness.claude_local import ours_in
+    from contextfork.harness.install import is_ours
+
+    files = [user_settings]
+    if root is not None:
+        files += [root / ".claude" / "settings.json", root / ".claude" / "settings.local.json"]
+    enabled = []
+    for f in files:
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        plugins = data.get("enabledPlugins") if isinstance(data, dict) else None
+        if isinstance(plugins, dict):
+            enabled += [k for k, v in plugins.items() if v is True and k.startswith("contextfork@")]
+    if not enabled:
+        return Check("hooks claude plugin", "ok", "the contextfork plugin is not enabled",
+                     "claude plugin install contextfork@contextfork (after `claude plugin "
+                     "marketplace add <contextfork repo>`)")  # fmt: skip
+    doubled = [str(f) for f in files if any("hooks run" in c for c in ours_in(f, is_ours))]
+    if doubled:
+        return Check("hooks claude plugin", "warning",
+                     f"the plugin {enabled[0]} and hooks installed in {doubled[0]} both run: "
+                     "each hook fires twice (two briefs, two exports)",
+                     "keep one: contextfork hooks uninstall --claude (or --user), or "
+                     f"claude plugin uninstall {enabled[0]}")  # fmt: skip
+    return Check("hooks claude plugin", "ok", f"{enabled[0]} enabled (hooks, MCP server, "
+                 "/contextfork:handoff, /contextfork:fork, /contextfork:context)")  # fmt: skip
+
+
 # ------------------------------------------------------------------ the report
 
 
@@ -325,6 +358,7 @@ def run(start: Path | None = None) -> Result:
     user = claude_settings_path(root or Path.cwd(), "user")
     checks.append(check_harness("hooks claude user", user,
                                 "contextfork hooks install --claude --user", runs))  # fmt: skip
+    checks.append(check_plugin(root, user))
     if root is not None:
         checks.append(check_harness("hooks codex", codex_hooks_path(root),
                                     "contextfork hooks install --codex", runs))  # fmt: skip

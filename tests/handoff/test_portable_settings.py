@@ -77,3 +77,20 @@ def test_project_uninstall_also_removes_an_old_install_from_the_shared_settings(
         "UserPromptSubmit": 1, "PreCompact": 1, "SessionStart": 1}
     shared = repo.path / ".claude" / "settings.json"
     assert not shared.exists() or not _commands(shared)
+
+
+def test_doctor_warns_when_the_plugin_and_installed_hooks_would_both_run(
+    repo: Repo, tmp_path: Path
+) -> None:
+    import os
+
+    assert _doctor(repo, "hooks claude plugin")["status"] == "ok"
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({"enabledPlugins": {"contextfork@contextfork": True}}))
+    check = _doctor(repo, "hooks claude plugin")
+    assert check["status"] == "ok" and "enabled" in check["detail"]
+    assert cli("hooks", "install", "--claude", "--project", cwd=repo.path).returncode == 0
+    check = _doctor(repo, "hooks claude plugin")
+    assert check["status"] == "warning" and "fires twice" in check["detail"]
+    assert "contextfork hooks uninstall --claude" in check["fix"]
