@@ -52,6 +52,8 @@ def _machine_a_then_b(tmp: Path, b_path: Path) -> tuple[Repo, str]:
     assert (b.path / "notes" / "plan.txt").read_text() == "parser: split the tokenizer\n"
     hydrate = cli("fold", "hydrate", "2", "--session", SID, cwd=b.path)
     assert hydrate.returncode == 0 and "5434 != 5433" in hydrate.stdout, hydrate.stderr
+    peek = cli("context", "peek", "--step", "2", "--session", SID, cwd=b.path)
+    assert peek.returncode == 0 and "5434 != 5433" in peek.stdout, peek.stdout + peek.stderr
     return b, pid
 
 
