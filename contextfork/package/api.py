@@ -131,6 +131,12 @@ def export_from_options(
         seed=seeding.seed_from_transcript(transcript, loc.root) if transcript else None,
     )
     opts.cold_store_refs = _cold_refs(loc.root, session or (opts.seed or {}).get("session_id"))
+    if transcript is not None and opts.transcript is not None:  # a fork's stubs point at its origin
+        from contextfork.harness.pairing import forked_from
+
+        origin = forked_from(Path(opts.transcript))
+        opts.cold_store_refs += [r for r in _cold_refs(loc.root, origin)
+                                 if r not in opts.cold_store_refs]  # fmt: skip
     result = export_package(loc.root, opts, loc)
     if choice is not None:
         result.data["transcript_choice"] = choice.to_json()

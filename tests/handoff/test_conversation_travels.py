@@ -101,3 +101,34 @@ def test_resume_pi_writes_a_carried_pi_session_where_pi_looks_for_this_cwd(
     assert res.json()["data"]["resume_command"] == "pi --session pi7"
     session = load_session(target)
     assert session.cwd == str(b.path.resolve()) and str(a.path) not in target.read_text()
+
+
+def test_a_forked_conversation_travels_with_the_cold_store_its_stubs_point_to(
+    tmp_path: Path,
+) -> None:
+    import re
+
+    from tests.harness import cc_fixture
+
+    _remote, a, b = clones_of_one_remote(tmp_path)
+    conf_a, conf_b = tmp_path / "conf-a", tmp_path / "conf-b"
+    env_a, env_b = {"CLAUDE_CONFIG_DIR": str(conf_a)}, {"CLAUDE_CONFIG_DIR": str(conf_b)}
+    src = cc_fixture.write(tmp_path / "src" / f"{cc_fixture.SESSION}.jsonl", a.path)
+    fork = cli("fork", "--transcript", str(src), "--min-chars", "500", "--json", cwd=a.path, env=env_a)
+    assert fork.returncode == 0, fork.stderr
+    forked = Path(fork.json()["data"]["fork"])
+    out = cli("export", "--with-conversation", "--transcript", str(forked), "--json", cwd=a.path,
+              env=env_a)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    pid = out.json()["data"]["package_id"]
+    meta = json.loads((a.path / ".contextfork" / "packages" / pid / "session_metadata.json").read_text())
+    assert f".contextfork/cold/{cc_fixture.SESSION}" in meta["cold_store_refs"]
+    assert cli("push", "origin", cwd=a.path).returncode == 0  # the store goes by default
+    assert cli("pull", cwd=b.path).returncode == 0
+    res = cli("resume", pid, "--claude", "--json", cwd=b.path, env=env_b)
+    assert res.returncode == 0, res.stdout + res.stderr
+    body = Path(res.json()["data"]["path"]).read_text()
+    m = re.search(r"`contextfork fold show (\d+) --session ([0-9a-f-]+)`", body)
+    assert m, "the carried fork keeps its stubs"
+    shown = cli("fold", "show", m.group(1), "--session", m.group(2), cwd=b.path)
+    assert shown.returncode == 0 and cc_fixture.BIG_MARKER in shown.stdout  # the stub's promise
