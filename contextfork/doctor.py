@@ -254,6 +254,56 @@ def check_harness(name: str, path: Path, install: str, runs: _Runner) -> Check:
     return Check(name, "ok", f"{what}; commands run")
 
 
+def check_shared_claude(root: Path, runs: _Runner) -> Check:
+    """The committed .claude/settings.json must not hold this machine's paths (an install by an
+    older version): other clones get them through git or ``export`` and every hook exits 127."""
+    from contextfork.harness.claude_local import SHARED_FILE, machine_paths_in_shared
+    from contextfork.harness.install import is_ours
+
+    bad = machine_paths_in_shared(root, is_ours)
+    if bad:
+        return Check("hooks claude shared", "warning",
+                     f"{root / SHARED_FILE} (committed, exported) holds this machine's path "
+                     f"`{bad[0]}`: on another clone every such hook exits 127",
+                     "contextfork hooks install --claude moves them to "
+                     ".claude/settings.local.json")  # fmt: skip
+    return check_harness("hooks claude shared", root / SHARED_FILE,
+                         "contextfork hooks install --claude --shared (portable command)", runs)
+
+
+def check_plugin(root: Path | None, user_settings: Path) -> Check:
+    """The Claude Code plugin: enabled or not, and not beside a ``hooks install`` (each of our
+    hooks would then run twice: the injected brief, the folds, the exports)."""
+    from contextfork.harness.claude_local import ours_in
+    from contextfork.harness.install import is_ours
+
+    files = [user_settings]
+    if root is not None:
+        files += [root / ".claude" / "settings.json", root / ".claude" / "settings.local.json"]
+    enabled = []
+    for f in files:
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        plugins = data.get("enabledPlugins") if isinstance(data, dict) else None
+        if isinstance(plugins, dict):
+            enabled += [k for k, v in plugins.items() if v is True and k.startswith("contextfork@")]
+    if not enabled:
+        return Check("hooks claude plugin", "ok", "the contextfork plugin is not enabled",
+                     "claude plugin install contextfork@contextfork (after `claude plugin "
+                     "marketplace add <contextfork repo>`)")  # fmt: skip
+    doubled = [str(f) for f in files if any("hooks run" in c for c in ours_in(f, is_ours))]
+    if doubled:
+        return Check("hooks claude plugin", "warning",
+                     f"the plugin {enabled[0]} and hooks installed in {doubled[0]} both run: "
+                     "each hook fires twice (two briefs, two exports)",
+                     "keep one: contextfork hooks uninstall --claude (or --user), or "
+                     f"claude plugin uninstall {enabled[0]}")  # fmt: skip
+    return Check("hooks claude plugin", "ok", f"{enabled[0]} enabled (hooks, MCP server, "
+                 "/contextfork:handoff, /contextfork:fork, /contextfork:context)")  # fmt: skip
+
+
 # ------------------------------------------------------------------ the report
 
 
@@ -318,10 +368,12 @@ def run(start: Path | None = None) -> Result:
     if root is not None:
         checks += [check_git_hooks(root, runs),
                    check_harness("hooks claude project", claude_settings_path(root, "project"),
-                                 "contextfork hooks install --claude", runs)]  # fmt: skip
+                                 "contextfork hooks install --claude", runs),
+                   check_shared_claude(root, runs)]  # fmt: skip
     user = claude_settings_path(root or Path.cwd(), "user")
     checks.append(check_harness("hooks claude user", user,
                                 "contextfork hooks install --claude --user", runs))  # fmt: skip
+    checks.append(check_plugin(root, user))
     if root is not None:
         checks.append(check_harness("hooks codex", codex_hooks_path(root),
                                     "contextfork hooks install --codex", runs))  # fmt: skip

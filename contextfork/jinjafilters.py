@@ -37,4 +37,43 @@ def step_suffix(failure: dict[str, Any]) -> str:
     return f" (step {failure['step']})" if failure.get("step") and not names_step(failure) else ""
 
 
-FILTERS = {"barred": barred, "names_step": names_step}
+_PLACEHOLDER = re.compile(r"\[\[unfilled:[^\]]*\]\]")
+NOT_RECORDED = "not recorded"
+
+
+def recorded(value: object) -> str:
+    """A part's text, or "not recorded" where it is still a placeholder (jinja filter
+    ``recorded``): handoff.json keeps the placeholder for ``validate``, a reader never sees it."""
+    text = str(value if value is not None else "")
+    return NOT_RECORDED if _PLACEHOLDER.search(text) else text
+
+
+def is_recorded(value: object) -> bool:
+    return recorded(value) != NOT_RECORDED
+
+
+def provenance(prov: object) -> str:
+    """Where a part came from, in a few words (jinja filter ``provenance``)."""
+    if not isinstance(prov, dict):
+        return ""
+    src = prov.get("source")
+    if src == "model":
+        return "written by the model"
+    if src == "harness-summary":
+        secs = ", ".join(f'"{s}"' for s in prov.get("sections") or [])
+        return (f"from {prov.get('harness') or 'the harness'}'s compaction summary at step "
+                f"{prov.get('step')}" + (f" ({secs})" if secs else ""))
+    if src == "machine-seeded":
+        return "machine-seeded from the transcript"
+    return NOT_RECORDED if src == "not recorded" else ""
+
+
+def claim_mark(claim: object) -> str:
+    """" — verified: …" / " — unverified: …" after a cited item (jinja filter ``claim_mark``)."""
+    if not isinstance(claim, dict):
+        return ""
+    return f" — {claim.get('status')}: {claim.get('detail')}"
+
+
+FILTERS = {"barred": barred, "names_step": names_step, "recorded": recorded,
+           "is_recorded": is_recorded, "provenance": provenance, "claim_mark": claim_mark}

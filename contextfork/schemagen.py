@@ -25,6 +25,8 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     "context-policy.schema.json": ("contextfork.telemetry.models", "Policy", "contextfork .contextfork/policy.json"),
     "context-telemetry.schema.json": ("contextfork.telemetry.models", "Telemetry", "contextfork status --json data (telemetry)"),
     "curation-decisions.schema.json": ("contextfork.curate.models", "CurationFile", "The agent's curation decisions (.contextfork/cold/<session>/curation.json)"),
+    "handoff-claims.schema.json": ("contextfork.package.claims_models", "HandoffClaims", "handoff_claims.json: each cited claim's check and each part's source"),
+    "conversation.schema.json": ("contextfork.package.claims_models", "Conversation", "conversation.json: the session a package carries for resume --claude/--codex/--pi"),
 }  # fmt: skip
 # Hand-written schemas (richer than the models can say; checked against real output in tests):
 # envelope, cold-node, recall-index, hydration-policy, eviction-log. The render area's

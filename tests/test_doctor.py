@@ -90,7 +90,7 @@ def test_doctor_names_the_subagent_hooks_an_older_install_lacks(repo: Repo) -> N
 
 
 def test_doctor_reports_a_hook_command_that_does_not_run(repo: Repo) -> None:
-    settings = repo.path / ".claude" / "settings.json"
+    settings = repo.path / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"hooks": {"PreCompact": [{"hooks": [
         {"type": "command", "command": "/gone/venv/bin/contextfork hooks run pre-compact"}]}]}}))  # fmt: skip
@@ -103,7 +103,7 @@ def test_doctor_reports_a_hook_command_that_does_not_run(repo: Repo) -> None:
 
 def test_doctor_flags_legacy_hook_entries_with_the_upgrade(repo: Repo) -> None:
     install.install_claude(repo.path, "project")
-    settings = repo.path / ".claude" / "settings.json"
+    settings = repo.path / ".claude" / "settings.local.json"
     settings.write_text(settings.read_text().replace(" hooks run ", " hook "))
     got = checks(repo.path)["hooks claude project"]
     assert got["status"] == "warning" and "legacy `hook <event>`" in got["detail"]

@@ -104,7 +104,7 @@ def scan_cmd(
     """Passive pre-turn scan: start a new turn and hydrate the steps the prompt needs (RGSC)."""
     from contextfork.cold import api
 
-    result = api.scan(prompt, repo=repo, session=session)
+    result = api.scan(prompt, repo=repo, session=session, named_store_required=True)
     if context and not as_json:
         result.text = result.data["context"]
     emit(result, as_json)

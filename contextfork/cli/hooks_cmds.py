@@ -35,12 +35,25 @@ def _scope(project: bool, user: bool) -> str:
     return "user" if user else "project"
 
 
+def _claude_scope(project: bool, user: bool, shared: bool) -> str:
+    """Claude Code: a project install is this machine's (settings.local.json); --shared is the
+    committed settings.json with the portable command."""
+    from contextfork.errors import UsageError
+
+    if shared and (project or user):
+        raise UsageError("--shared, --project and --user are exclusive")
+    return "shared" if shared else _scope(project, user)
+
+
 Git = Annotated[bool, typer.Option("--git", help="git pre-commit/post-commit checkpoint hooks.")]
-Claude = Annotated[bool, typer.Option("--claude", help="Claude Code hooks (settings.json).")]
+Claude = Annotated[bool, typer.Option(
+    "--claude", help="Claude Code hooks (.claude/settings.local.json: this machine's paths).")]
 Codex = Annotated[bool, typer.Option("--codex", help="Codex CLI hooks (hooks.json).")]
 Pi = Annotated[bool, typer.Option("--pi", help="pi coding agent extension (.pi/extensions/).")]
 Project = Annotated[bool, typer.Option("--project", help="Claude/pi: this project's settings.")]
 User = Annotated[bool, typer.Option("--user", help="Claude/pi: the user's settings.")]
+Shared = Annotated[bool, typer.Option(
+    "--shared", help="Claude: the committed .claude/settings.json, portable command only.")]
 
 
 _RUN_HELP = (
@@ -99,7 +112,7 @@ def register(app: typer.Typer) -> None:
     @guarded("hooks install")
     def install(
         git: Git = False, claude: Claude = False, codex: Codex = False, pi: Pi = False,
-        project: Project = False, user: User = False,
+        project: Project = False, user: User = False, shared: Shared = False,
         strict: Annotated[bool, typer.Option(help="git: a failed checkpoint blocks the commit.")] = False,
         keep: Annotated[int, typer.Option(help="git: checkpoints kept (0 = all).", min=0)] = 20,
         repo: RepoOpt = None, json: JsonOpt = False,
@@ -116,7 +129,7 @@ def register(app: typer.Typer) -> None:
 
             emit(githooks.install(root, strict=strict, keep=keep), json)
         elif claude:
-            emit(_harness().install_claude(root, _scope(project, user)), json)
+            emit(_harness().install_claude(root, _claude_scope(project, user, shared)), json)
         else:
             emit(_harness().install_codex(root), json)
 
@@ -124,7 +137,7 @@ def register(app: typer.Typer) -> None:
     @guarded("hooks uninstall")
     def uninstall(
         git: Git = False, claude: Claude = False, codex: Codex = False, pi: Pi = False,
-        project: Project = False, user: User = False,
+        project: Project = False, user: User = False, shared: Shared = False,
         repo: RepoOpt = None, json: JsonOpt = False,
     ) -> None:  # fmt: skip
         """Remove exactly what install added and restore what was there."""
@@ -139,7 +152,7 @@ def register(app: typer.Typer) -> None:
 
             emit(githooks.uninstall(root), json)
         elif claude:
-            emit(_harness().uninstall_claude(root, _scope(project, user)), json)
+            emit(_harness().uninstall_claude(root, _claude_scope(project, user, shared)), json)
         else:
             emit(_harness().uninstall_codex(root), json)
 

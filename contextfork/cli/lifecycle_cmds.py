@@ -10,9 +10,10 @@ from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 PackageArg = Annotated[str | None, typer.Argument(help="Package dir or id (default: latest).")]
 WithColdOpt = Annotated[
-    bool,
-    typer.Option("--with-cold", help="Also share the cold-store sessions the packages reference "
-                 "(as `contextfork fold push|pull` does)."),
+    bool | None,
+    typer.Option("--with-cold/--without-cold", help="Share the cold-store sessions the packages "
+                 "reference (as `contextfork fold push|pull` does); default: when there are "
+                 "some, and one that cannot go is a warning."),
 ]  # fmt: skip
 
 
@@ -43,12 +44,24 @@ def register(app: typer.Typer) -> None:
         rollback: Annotated[
             bool, typer.Option(help="Undo an interrupted --apply (from its journal).")
         ] = False,
+        claude: Annotated[bool, typer.Option(
+            "--claude", help="Write the package's conversation for `claude --resume` here.")] = False,
+        codex: Annotated[bool, typer.Option(
+            "--codex", help="Write the package's conversation for `codex resume` here.")] = False,
+        pi: Annotated[bool, typer.Option(
+            "--pi", help="Write the package's conversation for `pi --session` here.")] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
         """Validate a package, report drift, print the resume brief (exit 3 tampered, 5 drift)."""
         from contextfork.resume.api import resume as do_resume
 
+        if claude or codex or pi:
+            from contextfork.package.conversation import resume_session
+
+            client = "claude" if claude else "codex" if codex else "pi"
+            emit(resume_session(repo_root(repo), package, client), json)
+            return
         if rollback:
             from contextfork.resume.api import rollback as do_rollback
 
@@ -125,7 +138,7 @@ def register(app: typer.Typer) -> None:
                 help="Also send the recorded HEAD and the unpushed commits under it.",
             ),
         ] = False,
-        with_cold: WithColdOpt = False,
+        with_cold: WithColdOpt = None,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -143,7 +156,7 @@ def register(app: typer.Typer) -> None:
     @guarded("pull")
     def pull(
         remote: Annotated[str, typer.Argument(help="Git remote.")] = "origin",
-        with_cold: WithColdOpt = False,
+        with_cold: WithColdOpt = None,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:

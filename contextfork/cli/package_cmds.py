@@ -25,6 +25,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
         trigger: Annotated[str, typer.Option(hidden=True)] = "cli",
         file_cap: Annotated[int, typer.Option(help="Max bytes per untracked snapshot.", min=0)] = 1 << 20,
+        with_conversation: Annotated[bool, typer.Option(
+            help="Carry the Claude Code session (scrubbed) for `resume --claude`.")] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -33,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
         result = api.export_from_options(
             repo, goal=goal, session=session, handoff=handoff, transcript=transcript,
-            trigger=trigger, file_cap=file_cap,
+            trigger=trigger, file_cap=file_cap, with_conversation=with_conversation,
         )  # fmt: skip
         emit(result, json)
 

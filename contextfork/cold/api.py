@@ -47,9 +47,12 @@ def _existing(repo: Path | None, session: str | None, store_dir: Path | None) ->
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
     if not layout.dir.is_dir():
-        raise NotFoundError(
+        from contextfork.cold.missing import absent_error, fetch_command
+
+        raise absent_error(layout.root, layout.session_id) or NotFoundError(
             f"no cold store for session {layout.session_id!r} at {layout.dir}",
-            hint="fold something first: `contextfork fold add STEP SUMMARY`",
+            hint="fold the session first (`contextfork fold session --transcript PATH`), or fetch "
+            f"a pushed one: `{fetch_command(layout.session_id)}`",
         )
     return layout
 
@@ -180,7 +183,7 @@ def _pinned(layout: StoreLayout, conn: Any) -> frozenset[int]:
 
 def scan(
     prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
-    char_budget: int | None = None,
+    char_budget: int | None = None, named_store_required: bool = False,
 ) -> Result:
     """The passive pre-turn scan: starts a new turn (evicting the last) and hydrates by RGSC.
 
@@ -193,6 +196,12 @@ def scan(
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
     if not layout.dir.is_dir() or not layout.sqlite.exists():
+        if named_store_required and not layout.dir.is_dir():  # the CLI; never the prompt hook
+            from contextfork.cold.missing import absent_error
+
+            err = absent_error(layout.root, layout.session_id)
+            if err is not None:
+                raise err
         return Result("fold scan", data={"session_id": layout.session_id, "terms": [], "selected": [],
                                          "context": "", "tokens": 0, "store": "absent"},
                       text="(no cold store)")

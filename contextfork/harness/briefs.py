@@ -199,6 +199,12 @@ def resume_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
             else f"This package was made for session `{offer.made_for}`, which this session "
             "continues."
         )
+    elif offer.applied_here:
+        why = (
+            "Its working state was restored into this checkout with `contextfork resume --apply`"
+            + (f" (exported by session `{offer.from_session}`)" if offer.from_session else "")
+            + "; this is the first session to start here since, so the brief is yours."
+        )
     else:
         why = (
             "This package was not made for this session: no session claims it (a manual export, "

@@ -301,6 +301,13 @@ def _fmt(ctx: dict[str, Any]) -> str:
     return f"{total:,} ({ctx.get('source')})" if isinstance(total, int) else "unknown"
 
 
+def _handoff_offer(info: dict[str, Any], session_id: str) -> list[str]:
+    from contextfork.harness.commands import offer
+
+    line = offer(Path(str(info.get("package_path") or "")), session_id) if info.get("package_path") else None
+    return [line] if line else []
+
+
 def _nothing_to_save(
     transcript: Path, orig_id: str, why: str, sha: str, size: int, package: str | None = None
 ) -> Result:
@@ -338,9 +345,14 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
 
     transcript = transcript.expanduser()
     original = load_session(transcript, include_subagents=False)
+    if original.format == "codex":
+        from contextfork.harness.codex_fork import fork_rollout
+
+        return fork_rollout(repo, transcript, min_chars=min_chars)
     if original.format != "claude-code":
         raise UsageError(
-            f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions"
+            f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions "
+            "and Codex rollouts"
         )
     orig_id = original.session_id or transcript.stem
     before_sha, before_size = sha256_file(transcript)
@@ -434,6 +446,7 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
             f"  history tokens (counted): {tb['window']:,} → {ta['window']:,} in the live window "
             f"({tb['chain']:,} → {ta['chain']:,} over the whole chain); {before_size:,} → {size_after:,} bytes",
             "  original:  unchanged (sha256 verified)",
+            *_handoff_offer(info, orig_id),
             f"  resume:    in {repo} (Claude Code's session folder for it is {target.parent}):",
             "",
             f"claude --resume {new_id}",

@@ -73,13 +73,17 @@ def is_ours(command: object) -> bool:
 
 
 def claude_settings_path(root: Path, scope: str) -> Path:
+    """``project``: this machine's project hooks (absolute paths, settings.local.json);
+    ``shared``: the committed settings.json (the portable bare command only; ``claude_local``)."""
     if scope == "project":
+        return root / ".claude" / "settings.local.json"
+    if scope == "shared":
         return root / ".claude" / "settings.json"
     if scope == "user":
         env = os.environ.get("CLAUDE_CONFIG_DIR")
         base = Path(env).expanduser() if env else Path.home() / ".claude"
         return base / "settings.json"
-    raise UsageError(f"unknown scope {scope!r}", hint="use --project or --user")
+    raise UsageError(f"unknown scope {scope!r}", hint="use --project, --shared or --user")
 
 
 def codex_hooks_path(root: Path) -> Path:
@@ -273,7 +277,12 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     ``command`` is the contextfork command to install (default: the absolute entry point of
     this installation, checked to run before anything is written).
     """
+    from contextfork.harness import claude_local, commands
+
     path = claude_settings_path(root, scope)
+    moved = _move_out_of_shared(root) if scope == "project" else None
+    if scope == "shared" and command is None:  # committed: never this machine's paths
+        command = claude_local.PORTABLE_COMMAND
     existed = path.exists()
     before = path.read_bytes() if existed else None
     data = _parse(path, before) if before is not None else {}
@@ -305,10 +314,16 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     changed = any(v != "unchanged" for v in report.values()) or sl_state in ("set", "updated")
     if changed:
         _write(root, path, data, before)
+    how = ("portable: runs wherever contextfork is on the PATH" if scope == "shared"
+           else "absolute; checked to run without your PATH")  # fmt: skip
     lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:",
-             f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
+             f"  command: {exe} ({how})"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(f"  statusLine: {sl_state.replace('_', ' ')}")
+    if moved:
+        lines.append(f"  moved this machine's paths out of the shared {moved['path']}")
+    cmd_path, cmd_state = commands.install(root, "claude-code-user" if scope == "user" else "claude-code")
+    lines.append(f"  /handoff command ({cmd_path}): {cmd_state.replace('_', ' ')}")
     if not changed:
         lines.append("  nothing to do (already installed)")
     return Result(
@@ -320,17 +335,44 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
             "command": exe,
             "events": report,
             "statusline": sl_state,
-            "changed": changed,
+            "changed": changed or moved is not None,
+            "moved_from_shared": moved,
+            "handoff_command": {"path": str(cmd_path), "state": cmd_state},
         },
         problems=problems,
         text="\n".join(lines),
     )
 
 
+def _move_out_of_shared(root: Path) -> dict[str, Any] | None:
+    """Before a project (this machine's) install: keep settings.local.json out of git, and take
+    an older install's machine-specific entries out of the committed settings.json."""
+    from contextfork.harness import claude_local
+
+    claude_local.exclude_local(root)
+    if not claude_local.machine_paths_in_shared(root, is_ours):
+        return None
+    res = uninstall_claude(root, "shared")
+    return {"path": str(claude_settings_path(root, "shared")), "removed": res.data["removed"],
+            "statusline_removed": res.data.get("statusline_removed", False)}  # fmt: skip
+
+
+def _drop_command(root: Path, harness: str) -> None:
+    from contextfork.harness import commands
+
+    commands.uninstall(root, harness)
+
+
 def uninstall_claude(root: Path, scope: str) -> Result:
     path = claude_settings_path(root, scope)
-    where = {"harness": "claude-code", "scope": scope, "path": str(path)}
+    where: dict[str, Any] = {"harness": "claude-code", "scope": scope, "path": str(path)}
+    if scope == "project":  # an older install's machine paths in the shared file go too
+        from contextfork.harness import claude_local
+
+        if claude_local.machine_paths_in_shared(root, is_ours):
+            where["removed_from_shared"] = uninstall_claude(root, "shared").data["removed"]
     if not path.exists():
+        _drop_command(root, "claude-code-user" if scope == "user" else "claude-code")
         return Result(
             "hooks uninstall",
             data={**where, "removed": {}, "changed": False},
@@ -346,6 +388,7 @@ def uninstall_claude(root: Path, scope: str) -> Result:
         del data["statusLine"]
     changed = bool(removed) or sl_removed
     restored = _put_back(root, path, data, current, rec) if changed else "unchanged"
+    _drop_command(root, "claude-code-user" if scope == "user" else "claude-code")
     lines = [f"Claude Code hooks ({scope}) in {path}: {restored.replace('_', ' ')}"]
     lines += [f"  {event}: removed {n}" for event, n in removed.items()]
     if sl_removed:
@@ -416,10 +459,21 @@ def install_codex(root: Path, command: str | None = None) -> Result:
         _write(root, path, data, before)
     flag, flag_problems, flag_line = _codex_flag(root)
     problems = flag_problems
+    from contextfork.harness import commands
+
+    # Codex reads prompts from $CODEX_HOME only (user-level): written when CODEX_HOME names it,
+    # else offered (a project install does not write into the home directory unasked).
+    if os.environ.get("CODEX_HOME"):
+        cmd_path, cmd_state = commands.install(root, "codex")
+    else:
+        cmd_path, cmd_state = commands.command_path(root, "codex"), "offered"
     lines = [f"Codex hooks in {path}{'' if existed else ' (created)'}:",
              f"  command: {exe} (absolute; checked to run without your PATH)"]  # fmt: skip
     lines += [f"  {event}: {state}" for event, state in report.items()]
     lines.append(flag_line)
+    lines.append(f"  /prompts:handoff ({cmd_path}): " + (
+        f"copy {commands.source_path()} there to add it"
+        if cmd_state == "offered" else cmd_state.replace("_", " ")))  # fmt: skip
     changed = changed or flag["state"] == "added"
     if not changed:
         lines.append("  nothing to do (already installed)")

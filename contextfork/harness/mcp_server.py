@@ -35,7 +35,9 @@ INSTRUCTIONS = """contextfork keeps long coding sessions lossless.
 - get_context_status: how full the context is and what the policy recommends.
 - export_session_context: write a verified handoff package; pass the handoff parts as fields
   (goal, decisions, failed approaches with the action to bar, risks, next action). Part 3 (the
-  working tree) is filled from git. The result lists parts still unfilled.
+  working tree) is filled from git. Cited evidence is checked (file in tree or diff, commit,
+  step = your tool call id and the `quoted` words its result holds, command + "exit N", test
+  path::name); a false citation refuses the export, one problem per line.
 - validate_session_context / resume_session_context / get_package_details /
   read_handoff_summary / clean_session_context (dry run unless confirm=true): packages.
 - scan_context / hydrate_step / peek_fold: page exact earlier details back from the cold store;
@@ -100,7 +102,9 @@ def export_session_context(
     """Export a handoff package: the parts you pass, git's exact state, schema-validated.
 
     Part 3 (working tree) is machine-filled. Failed approaches need a barred_action (what the
-    next session must not retry). The result lists unfilled parts and validation problems.
+    next session must not retry). Evidence is checked claim by claim (file, commit, step: a tool
+    call id with `quoted` words from its result, command with "exit N" in the note, test
+    path::name); a false one refuses the export. The result lists unfilled parts and problems.
     """
 
     def run() -> Result:
@@ -123,10 +127,17 @@ def export_session_context(
         given = parse_input(
             {k: _dump(v) for k, v in parts.items() if v is not None}, "from the MCP call"
         )
+        from contextfork.package.claims import verify
+
+        claims, refused, used = verify(given, root, transcript)
+        if refused is not None:
+            return refused  # invented evidence is refused, one line per claim
+        transcript = transcript or used  # the session the claims were found in seeds the rest
         opts = ExportOptions(
             trigger="mcp",
             session_id=session_id,
             handoff_input=given,
+            claims=claims,
             transcript=transcript,
             harness="mcp",
             seed=transcript_seed(root, transcript, session_id, "mcp"),
@@ -136,9 +147,12 @@ def export_session_context(
         check = api.validate(root, str(pkg))
         handoff = json.loads((pkg / "handoff.json").read_text(encoding="utf-8"))
         missing = unfilled(handoff)
+        record = pkg / "handoff_claims.json"
         data = {
             **exported.data,
             "valid": check.data["valid"],
+            "claims": json.loads(record.read_text(encoding="utf-8"))["counts"]
+            if record.is_file() else None,
             "unfilled": missing,
             "handoff_summary": str(pkg / "handoff_summary.md"),
         }

@@ -36,6 +36,7 @@ class Offer(NamedTuple):
     paired: bool  # made for this session (or its lineage) rather than unclaimed
     made_for: str | None = None  # the session it belongs to, when paired
     from_session: str | None = None  # the session that exported it
+    applied_here: bool = False  # restored into this checkout by `resume --apply` in a shell
 
 
 def _json(path: Path) -> Any:
@@ -69,17 +70,33 @@ def _packages(root: Path) -> list[tuple[str, Path]]:
     )
 
 
-def consumers(pkg: Path) -> list[str | None]:
-    """Session ids that resumed ``pkg`` (from its state file beside it; unreadable → none)."""
+def _consumptions(pkg: Path) -> list[dict[str, Any]]:
     state = _json(pkg.parent / f"{pkg.name}.state.json")
     items = state.get("consumptions") if isinstance(state, dict) else None
-    if not isinstance(items, list):
-        return []
+    return [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
+
+
+def shell_apply(c: dict[str, Any]) -> bool:
+    """A ``resume --apply`` run by no session (a shell): it restored the files, but no session
+    read the brief, so it does not use the package up."""
+    return bool(c.get("applied")) and not c.get("session_id")
+
+
+def consumers(pkg: Path) -> list[str | None]:
+    """Session ids that received ``pkg`` (from its state file beside it; unreadable → none)."""
     out: list[str | None] = []
-    for c in items:
-        sid = c.get("session_id") if isinstance(c, dict) else None
+    for c in _consumptions(pkg):
+        if shell_apply(c):
+            continue
+        sid = c.get("session_id")
         out.append(sid if isinstance(sid, str) else None)
     return out
+
+
+def applied_here(pkg: Path) -> bool:
+    """Applied in this checkout from a shell and not yet handed to any session."""
+    items = _consumptions(pkg)
+    return any(shell_apply(c) for c in items) and not consumers(pkg)
 
 
 def fork_record(root: Path, session_id: str) -> dict[str, Any] | None:
@@ -151,6 +168,9 @@ def choose(root: Path, session_id: str | None, transcript: Path | None) -> Offer
         if isinstance(r, dict)
     }
     parents = line[1:]
+    for pid, path in reversed(packages):  # quick start C: pulled, `resume --apply`, new session
+        if applied_here(path):
+            return Offer(pid, path, False, from_session=owner(path)[1], applied_here=True)
     for pid, path in reversed(packages):  # a copy of session X gets X's own latest export
         if parents and pid not in claimed and owner(path)[0] in parents:
             if session_id in consumers(path):

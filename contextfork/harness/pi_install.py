@@ -92,6 +92,11 @@ def install_pi(root: Path, scope: str, argv: list[str] | None = None) -> Result:
              f"  command: {' '.join(command)} (absolute; checked to run without your PATH)",
              "  pi loads it at its next start: live folding on every model call, the "
              "contextfork_context tool, threshold compactions answered by an epoch commit"]
+    if scope == "project":  # pi's prompt templates: /handoff, the model writes, we verify
+        from contextfork.harness import commands
+
+        cmd_path, cmd_state = commands.install(root, "pi")
+        lines.append(f"  /handoff prompt ({cmd_path}): {cmd_state.replace('_', ' ')}")
     return Result("hooks install", data={
         "harness": "pi", "scope": scope, "path": str(path), "command": command,
         "state": state, "changed": state != "unchanged"}, text="\n".join(lines))

@@ -15,11 +15,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from contextfork import atomic, gitstate, signing
 from contextfork.envelope import Problem, Result
 from contextfork.envvars import positive_int
-from contextfork.errors import CheckFailed, GitError, IntegrityError, NotFoundError
+from contextfork.errors import (
+    CheckFailed,
+    ContextforkError,
+    GitError,
+    IntegrityError,
+    NotFoundError,
+)
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import store
 from contextfork.package.secrets import code_of, describe, scan_files, scan_package
@@ -145,12 +152,13 @@ def push(
     *,
     allow_secrets: bool = False,
     with_head: bool = False,
-    with_cold: bool = False,
+    with_cold: bool | None = None,
 ) -> Result:
     """Push packages; one whose files hold a secret only with ``allow_secrets`` (checked for
     every package before anything is stored or pushed, then again on the blobs to be sent).
     Local commits are sent only with ``with_head``; the cold sessions the packages reference
-    only with ``with_cold`` (verified and scanned before anything is pushed: cold.share)."""
+    go with them (verified and scanned before anything is pushed: cold.share) unless
+    ``with_cold`` is False; by default (None) a cold session that cannot go is a warning."""
     gitstate.operand(remote, "remote name")  # before any local commit is made for the push
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
@@ -160,7 +168,7 @@ def push(
         raise _refuse(secrets, remote)
     from contextfork.cold import share as cold_share  # the cold sessions, for --with-cold
 
-    cold = cold_share.prepare_for_packages(root, remote, [r.path for r in refs]) if with_cold else None
+    cold, cold_notes = _cold_batch(root, remote, refs, with_cold)
     stored = {r.package_id: store_commit(root, r) for r in refs}
     sent = _sent_secrets(root, stored)
     if sent and not allow_secrets:
@@ -193,8 +201,40 @@ def push(
     signed = {pid: gitstate.is_signed(root, sha) for pid, sha in stored.items()}
     data = {"remote": remote, "packages": stored, "secrets": secrets, "heads": heads,
             "with_head": with_head, "signed": signed}  # fmt: skip
-    result = Result("push", data=data, problems=problems, text=text)
-    return cold_share.carried(result, cold_share.send_prepared(root, remote, cold)) if cold else result
+    result = Result("push", data=data, problems=problems + cold_notes, text=text)
+    if cold is None:
+        return result
+    try:
+        return cold_share.carried(result, cold_share.send_prepared(root, remote, cold))
+    except ContextforkError as exc:
+        if with_cold:
+            raise
+        result.problems.append(_cold_left("pushed", exc, f"contextfork fold push {remote}"))
+        return result
+
+
+def _cold_left(what: str, exc: ContextforkError, fix: str) -> Problem:
+    return Problem("warning", f"cold_not_{what}", f"the packages' cold sessions were not {what}: "
+                   f"{exc.one_line()}; to retry: `{fix}`")  # fmt: skip
+
+
+def _cold_batch(
+    root: Path, remote: str, refs: list[store.PackageRef], with_cold: bool | None
+) -> tuple[Any, list[Problem]]:
+    """The cold sessions to send with ``refs`` (None: none), and warnings (default mode)."""
+    if with_cold is False:
+        return None, []
+    from contextfork.cold import share as cold_share
+
+    try:
+        batch = cold_share.prepare_for_packages(root, remote, [r.path for r in refs])
+    except ContextforkError as exc:
+        if with_cold:
+            raise
+        return None, [_cold_left("pushed", exc, f"contextfork fold push {remote}")]
+    if with_cold is None and not batch.outs:
+        return None, batch.problems  # nothing referenced here: a plain package push
+    return batch, []
 
 
 def pull_max_bytes() -> int:
@@ -247,7 +287,7 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
         atomic.publish_dir(staging, base / package_id)
 
 
-def pull(root: Path, remote: str, *, with_cold: bool = False) -> Result:
+def pull(root: Path, remote: str, *, with_cold: bool | None = None) -> Result:
     gitstate.operand(remote, "remote name")
     prefix = _tracking_prefix(remote)
     heads = _tracking_prefix(remote, "-head")
@@ -276,9 +316,16 @@ def pull(root: Path, remote: str, *, with_cold: bool = False) -> Result:
     signed = [p for p in pulled if gitstate.is_signed(root, REF_PREFIX + p)]
     data = {"remote": remote, "pulled": pulled, "already_present": present, "signed": signed}
     result = Result("pull", data=data, problems=problems, exit_code=code, text=text)
-    if with_cold:  # the sessions every package from this remote references
+    if with_cold is not False:  # the sessions the packages from this remote reference
         from contextfork.cold import share as cold_share
 
         pkgs = [packages_dir(root) / p for p in [*pulled, *present]]
-        return cold_share.carried(result, cold_share.pull_for_packages(root, remote, pkgs))
+        if with_cold is None and not cold_share.referenced_sessions(pkgs)[0]:
+            return result
+        try:
+            return cold_share.carried(result, cold_share.pull_for_packages(root, remote, pkgs))
+        except ContextforkError as exc:
+            if with_cold:
+                raise
+            result.problems.append(_cold_left("pulled", exc, f"contextfork fold pull {remote}"))
     return result

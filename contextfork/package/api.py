@@ -87,6 +87,7 @@ def export_from_options(
     transcript: Path | None = None,
     trigger: str = "cli",
     file_cap: int = store.DEFAULT_FILE_CAP,
+    with_conversation: bool = False,
 ) -> Result:
     """The export command's whole job (the CLI command and the MCP tool call it)."""
     from contextfork.package import export as export_mod
@@ -95,16 +96,64 @@ def export_from_options(
     if file_cap < 0:
         raise UsageError(f"--file-cap must be 0 or more bytes, not {file_cap}")
     loc = gitstate.locate(repo)
+    choice = None
+    if transcript is not None and str(transcript) == "auto":
+        from contextfork.package.pick_session import choose
+
+        choice = choose(loc.root)
+        transcript = choice.chosen.path
+    given = _load_handoff(handoff) if handoff else None
+    claims = None
+    if given:
+        from contextfork.package.claims import verify
+
+        claims, refused, used = verify(given, loc.root, transcript)
+        if refused is not None:
+            return refused  # invented evidence: one line per claim, nothing written
+        transcript = transcript or used  # the session holding the claims seeds the rest
+    extra = None
+    if with_conversation:
+        from contextfork.package import conversation
+
+        if transcript is None:
+            raise UsageError("--with-conversation needs the session: --transcript PATH or auto")
+        extra = conversation.capture(seeding.resolve_transcript(transcript, loc.root), loc.root,
+                                     session)  # fmt: skip
     opts = export_mod.ExportOptions(
         goal=goal,
         session_id=session,
-        handoff_input=_load_handoff(handoff) if handoff else None,
+        handoff_input=given,
+        claims=claims,
+        extra_files=extra,
         trigger=seeding.check_trigger(trigger),
         file_cap=file_cap,
         transcript=transcript,
         seed=seeding.seed_from_transcript(transcript, loc.root) if transcript else None,
     )
-    return export_package(loc.root, opts, loc)
+    opts.cold_store_refs = _cold_refs(loc.root, session or (opts.seed or {}).get("session_id"))
+    if transcript is not None and opts.transcript is not None:  # a fork's stubs point at its origin
+        from contextfork.harness.pairing import forked_from
+
+        origin = forked_from(Path(opts.transcript))
+        opts.cold_store_refs += [r for r in _cold_refs(loc.root, origin)
+                                 if r not in opts.cold_store_refs]  # fmt: skip
+    result = export_package(loc.root, opts, loc)
+    if choice is not None:
+        result.data["transcript_choice"] = choice.to_json()
+        result.text = f"{result.text or ''}\n  transcript: {choice.chosen.path} ({choice.why})"
+    return result
+
+
+def _cold_refs(root: Path, session_id: object) -> list[str]:
+    """The session's cold store, when it has one here: the package names it (the brief pages
+    from it, ``push --with-cold`` carries it)."""
+    if not isinstance(session_id, str) or not session_id:
+        return []
+    try:
+        store = layout.cold_store(root, session_id)
+    except UsageError:
+        return []
+    return [layout.cold_store_rel(session_id)] if store.is_dir() else []
 
 
 def _load_handoff(path: Path) -> dict[str, Any]:

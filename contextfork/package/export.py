@@ -47,6 +47,8 @@ class ExportOptions:
     total_cap: int = DEFAULT_TOTAL_CAP
     seed: dict[str, Any] | None = None  # from package.seeding (telemetry, failures, goals)
     cold_store_refs: list[str] = field(default_factory=list)
+    claims: list[dict[str, Any]] | None = None  # the model's citations, checked (package.claims)
+    extra_files: dict[str, bytes] | None = None  # e.g. the conversation (package.conversation)
 
 
 @dataclass
@@ -268,15 +270,23 @@ def _write_package(
     gs = git_status_file(st)
     gs["operation"] = operation
     seed = opts.seed or {}
+    from contextfork.package import claims as claims_mod  # stdlib only until a check runs
+
+    parts, provenance = claims_mod.merge_harvest(opts.handoff_input, seed.get("harvested"))
     h = handoff_mod.build(
         _tree_state(gs, um, tree_sha),
-        opts.handoff_input,
+        parts,
         goal=opts.goal,
         seeded_failures=seed.get("failed_approaches"),
         goal_candidates=seed.get("goal_candidates"),
         touched_files=seed.get("touched_files"),
     )
     h, redactions = _redact(h)
+    record = None
+    if opts.handoff_input or seed.get("harvested"):
+        record = claims_mod.record(opts.claims, provenance, len(seed.get("failed_approaches") or []))
+        record, n = _redact(record)
+        redactions += n
     meta = {
         "manifest_version": MANIFEST_VERSION,
         "package_id": package_id,
@@ -309,9 +319,12 @@ def _write_package(
         "git_status.json": atomic.dump_json_bytes(gs),
         "untracked_manifest.json": atomic.dump_json_bytes(um),
         "handoff.json": atomic.dump_json_bytes(h),
-        "handoff_summary.md": handoff_mod.render_markdown(h, package_id).encode("utf-8"),
+        "handoff_summary.md": handoff_mod.render_markdown(h, package_id, record).encode("utf-8"),
         "session_metadata.json": atomic.dump_json_bytes(meta),
     }
+    if record is not None:
+        files["handoff_claims.json"] = atomic.dump_json_bytes(record)
+    files.update(opts.extra_files or {})
     staging = writer.directory
     for rel, data in files.items():
         atomic.write_into(staging, rel, data)

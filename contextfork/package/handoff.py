@@ -143,5 +143,10 @@ def prepare_markdown() -> None:
     load_template("handoff_summary.md.j2")
 
 
-def render_markdown(h: dict[str, Any], package_id: str) -> str:
-    return render_template("handoff_summary.md.j2", h=h, package_id=package_id)
+def render_markdown(h: dict[str, Any], package_id: str, record: dict[str, Any] | None = None) -> str:
+    """``record``: the package's ``handoff_claims.json`` (where each part came from, each
+    claim's check), shown beside the parts; placeholders render as "not recorded"."""
+    rec = record or {}
+    checked = {c["where"]: c for c in rec.get("claims") or []}
+    return render_template("handoff_summary.md.j2", h=h, package_id=package_id,
+                           parts=rec.get("parts") or {}, checked=checked)  # fmt: skip

@@ -39,4 +39,8 @@ def parse_input(raw: Any, origin: str) -> dict[str, Any]:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise UsageError(f"handoff {origin}: field {where}: {first['msg']}") from exc
-    return model.model_dump(mode="json", exclude_none=False, exclude_unset=True)
+    # Unset parts stay out (the machine seeds them), but inside a given part every optional
+    # field is filled with its default: the templates read them all (an evidence entry without
+    # its ``note`` once crashed the export).
+    full = model.model_dump(mode="json")
+    return {k: v for k, v in full.items() if k in model.model_fields_set}

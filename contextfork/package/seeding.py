@@ -1,8 +1,8 @@
 """What the export can know from a transcript: telemetry, failed commands, touched files, goals.
 
 The transcript work itself lives in ``contextfork.telemetry.seed``; this module only resolves
-which transcript to read (``--transcript PATH`` or ``--transcript auto`` for the newest Claude
-Code session of the repository) and validates the trigger name.
+which transcript to read (``--transcript PATH`` or ``--transcript auto``: the Claude Code
+session that did the work in the repository, see ``pick_session``) and validates the trigger name.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contextfork.errors import NotFoundError, UsageError
+from contextfork.errors import UsageError
 from contextfork.inputfile import require_regular
 
 TRIGGERS = ("cli", "pre-commit", "pre-compact", "mcp", "fork", "demo")
@@ -24,14 +24,9 @@ def check_trigger(value: str) -> str:
 
 def resolve_transcript(spec: Path, root: Path) -> Path:
     if str(spec) == "auto":
-        from contextfork.transcript.locate import current_transcript
+        from contextfork.package.pick_session import choose
 
-        found = current_transcript(root)
-        if found is None:
-            raise NotFoundError(
-                f"no Claude Code transcript for {root}", hint="pass --transcript PATH"
-            )
-        return found
+        return choose(root).chosen.path
     return require_regular(spec, "transcript")
 
 

@@ -80,13 +80,17 @@ def resume(
         )
     report = drift.compute(root, ref.path, meta, um, applied.tree_after if applied else None)
     before = state.load(ref.path, ref.package_id)
-    if before.consumptions:
-        last = before.consumptions[-1]
+    # A shell's `resume --apply` restored files but gave the brief to no session: not a reader.
+    read = before.model_copy(
+        update={"consumptions": [c for c in before.consumptions if c.session_id or not c.applied]}
+    )
+    if read.consumptions:
+        last = read.consumptions[-1]
         problems.append(
             Problem(
                 "warning",
                 "already_consumed",
-                f"package was already resumed {len(before.consumptions)} time(s), last at "
+                f"package was already resumed {len(read.consumptions)} time(s), last at "
                 f"{last.at} by session {last.session_id or '(unknown)'}",
             )
         )
@@ -107,7 +111,8 @@ def resume(
     if strict and report.drifted and not exit_code:
         exit_code = int(ExitCode.DRIFT)
         problems.append(Problem("error", "drift", "the live repository drifted from the package"))
-    text = brief.render(ref.package_id, meta, handoff, report, before, applied)
+    text = brief.render(ref.package_id, meta, handoff, report, read, applied, root,
+                      _claims_record(ref.path))
     if mark:
         state.mark_consumed(
             ref.path, ref.package_id, session_id=session_id, applied=applied is not None,
@@ -124,6 +129,15 @@ def resume(
         "brief": text,
     }
     return Result("resume", data=data, problems=problems, exit_code=exit_code, text=text)
+
+
+def _claims_record(pkg: Path) -> dict[str, Any] | None:
+    """``handoff_claims.json`` when the package has one (hashed by its manifest like the rest)."""
+    try:
+        data = json.loads((pkg / "handoff_claims.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def rollback(root: Path) -> Result:

@@ -6,6 +6,7 @@ agent loses first after a handoff and the one that costs most to rediscover.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from contextfork.lifecycle.models import ConsumedState
@@ -24,7 +25,10 @@ def render(
     drift: DriftReport,
     consumed: ConsumedState,
     applied: ApplyOutcome | None = None,
+    root: Path | None = None,
+    record: dict[str, Any] | None = None,
 ) -> str:
+    """``record``: the package's ``handoff_claims.json`` (where each part came from)."""
     files: list[tuple[str, list[str]]] = [
         ("Changed since export", drift.changed),
         ("Missing (in the package, not here)", drift.missing),
@@ -41,5 +45,19 @@ def render(
         "applied": applied.to_json() if applied else None,
         "consumed_before": [c.model_dump() for c in consumed.consumptions],
         "session": meta.parent_session_id,
+        "cold_stores": _cold_stores(root, meta.cold_store_refs),
+        "parts": (record or {}).get("parts") or {},
+        "counts": (record or {}).get("counts") if (record or {}).get("claims") else None,
     }
     return render_template("resume_brief.md.j2", **ctx)
+
+
+def _cold_stores(root: Path | None, refs: list[str]) -> list[dict[str, object]]:
+    """Each store the package names, whether this checkout has it, and the command to fetch it."""
+    if not refs:
+        return []
+    from contextfork.cold.missing import store_state
+
+    if root is None:
+        return [{"ref": r, "session": None, "present": False, "fetch": None} for r in refs]
+    return store_state(root, refs)

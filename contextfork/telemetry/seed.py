@@ -113,7 +113,8 @@ def seed_session(
     ``modified_files``, ``goal_candidates``, ``failed_commands`` ([{step, tool, call_id,
     command, exit_code, error_excerpt}]: every error result, as recorded),
     ``failed_approaches`` (dicts shaped like ``FailedApproach`` with evidence and
-    ``machine_seeded: true``: one per failing command, user refusals left out).
+    ``machine_seeded: true``: one per failing command, user refusals left out), ``harvested``
+    (the parts the harness's last compaction summary answers, with provenance, or None).
     """
     from contextfork.telemetry.status import session_telemetry
 
@@ -137,7 +138,15 @@ def seed_session(
         "goal_candidates": goal_candidates(session),
         "failed_commands": failures,
         "failed_approaches": failed_approaches(failures),
+        "harvested": _harvest(session),
     }
+
+
+def _harvest(session: Session) -> dict[str, Any] | None:
+    """The parts the harness's own compaction summary answers (``package.harvest``)."""
+    from contextfork.package.harvest import harvest
+
+    return harvest(session)
 
 
 def seed_from_path(path: Path) -> dict[str, Any]:

@@ -21,7 +21,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_claude_settings_example_is_what_install_writes(tmp_path: Path) -> None:
-    install.install_claude(tmp_path, "project", command="contextfork")
+    install.install_claude(tmp_path, "shared")  # the committed file: the portable bare command
     written = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     assert json.loads((EXAMPLES / "claude-code" / "settings.json").read_text()) == written
 

@@ -80,7 +80,7 @@ def test_help_lists_hooks_run_and_hides_the_legacy_hook() -> None:
 
 def test_install_writes_hooks_run_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     install.install_claude(tmp_path, "project")
-    data = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    data = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
     for event, name in (("UserPromptSubmit", "user-prompt-submit"), ("PreCompact", "pre-compact"),
                         ("SessionStart", "session-start")):  # fmt: skip
         assert data["hooks"][event][0]["hooks"][0]["command"] == f"{EXE} hooks run {name}"
@@ -93,7 +93,7 @@ def test_install_writes_hooks_run_commands(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_legacy_hook_entry_is_upgraded_in_place(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     theirs = {"hooks": [{"type": "command", "command": "notify.sh"}]}
     old = {"hooks": {"PreCompact": [
@@ -111,7 +111,7 @@ def test_a_legacy_hook_entry_is_upgraded_in_place(tmp_path: Path) -> None:
 
 
 def test_uninstall_removes_both_the_legacy_and_the_new_form(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     both = {"model": "opus", "hooks": {"PreCompact": [
         {"hooks": [{"type": "command", "command": "contextfork hook pre-compact"}]},

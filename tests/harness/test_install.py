@@ -34,7 +34,7 @@ def _write(path: Path, obj: object) -> bytes:
 
 
 def test_install_adds_our_hooks_beside_foreign_ones(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     _write(settings, FOREIGN)
     res = install.install_claude(tmp_path, "project")
     assert res.ok and res.data["changed"]
@@ -61,7 +61,7 @@ def test_install_adds_our_hooks_beside_foreign_ones(tmp_path: Path) -> None:
 
 
 def test_install_twice_changes_nothing(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     _write(settings, FOREIGN)
     install.install_claude(tmp_path, "project")
     first = settings.read_bytes()
@@ -72,7 +72,7 @@ def test_install_twice_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_uninstall_restores_the_original_settings(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     original = _write(settings, FOREIGN)
     install.install_claude(tmp_path, "project")
     res = install.uninstall_claude(tmp_path, "project")
@@ -84,7 +84,7 @@ def test_uninstall_restores_the_original_settings(tmp_path: Path) -> None:
 
 def test_install_into_a_missing_file_then_uninstall_removes_it_again(tmp_path: Path) -> None:
     res = install.install_claude(tmp_path, "project")
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     assert settings.exists() and res.data["statusline"] == "set"
     gone = install.uninstall_claude(tmp_path, "project")
     assert gone.data["restored"] == "file_removed"
@@ -92,7 +92,7 @@ def test_install_into_a_missing_file_then_uninstall_removes_it_again(tmp_path: P
 
 
 def test_a_foreign_statusline_is_kept_and_reported(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     mine = {"statusLine": {"type": "command", "command": "~/.claude/statusline.sh"}}
     _write(settings, mine)
     res = install.install_claude(tmp_path, "project")
@@ -114,7 +114,7 @@ def test_user_scope_honours_claude_config_dir(
 
 
 def test_a_stale_entry_of_ours_is_replaced_not_duplicated(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     old = {
         "hooks": {
             "UserPromptSubmit": [
@@ -138,7 +138,7 @@ def test_a_stale_entry_of_ours_is_replaced_not_duplicated(tmp_path: Path) -> Non
 
 
 def test_invalid_settings_are_left_untouched(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     settings.parent.mkdir(parents=True)
     settings.write_text("{ not json")
     with pytest.raises(UsageError):
@@ -149,7 +149,7 @@ def test_invalid_settings_are_left_untouched(tmp_path: Path) -> None:
 def test_symlinked_settings_are_written_through(tmp_path: Path) -> None:
     real = tmp_path / "dotfiles" / "settings.json"
     _write(real, {"model": "opus"})
-    link = tmp_path / ".claude" / "settings.json"
+    link = tmp_path / ".claude" / "settings.local.json"
     link.parent.mkdir()
     link.symlink_to(real)
     install.install_claude(tmp_path, "project")
@@ -218,7 +218,7 @@ def test_odd_foreign_groups_are_kept_and_never_crash_the_install(
     from tests.helpers import cli, make_repo
 
     repo = make_repo(tmp_path / "repo")
-    settings = repo.path / ".claude" / "settings.json"
+    settings = repo.path / ".claude" / "settings.local.json"
     original = _write(settings, {"hooks": {"UserPromptSubmit": [odd]}})
     res = cli("hooks", "install", "--claude", "--project", cwd=repo.path)
     assert res.returncode == 0, res.stderr

@@ -77,7 +77,7 @@ def test_contextfork_version_prints_the_version_without_the_typer_app() -> None:
 def test_claude_hooks_and_statusline_run_without_the_venv_on_path(repo: Repo, tmp_path: Path) -> None:
     res = run_cli("hooks", "install", "--claude", "--project", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
-    settings = json.loads((repo.path / ".claude" / "settings.json").read_text())
+    settings = json.loads((repo.path / ".claude" / "settings.local.json").read_text())
     commands = _commands(settings)
     assert set(commands) == {"UserPromptSubmit", "PreCompact", "SessionStart", "SubagentStart",
                              "SubagentStop", "statusLine"}
@@ -160,7 +160,7 @@ def test_a_venv_path_with_a_space_is_quoted_for_the_shell(
                            "--project", "--json"], cwd=repo.path, env=clean_env(),
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    commands = _commands(json.loads((repo.path / ".claude" / "settings.json").read_text()))
+    commands = _commands(json.loads((repo.path / ".claude" / "settings.local.json").read_text()))
     first = shlex.split(commands["UserPromptSubmit"])[0]
     assert " " in first and first.startswith(str(tmp_path / "my tools"))
     assert first.endswith("/contextfork") is with_script
@@ -175,7 +175,7 @@ def test_a_venv_path_with_a_space_is_quoted_for_the_shell(
                            "--project"], cwd=repo.path, env=clean_env(), capture_output=True,
                           text=True, check=False)  # fmt: skip
     assert gone.returncode == 0, gone.stderr
-    assert not (repo.path / ".claude" / "settings.json").exists()
+    assert not (repo.path / ".claude" / "settings.local.json").exists()
 
 
 def test_a_console_script_that_does_not_run_falls_back_to_python_m(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_a_console_script_that_does_not_run_falls_back_to_python_m(tmp_path: Pat
 def test_an_older_bare_install_is_upgraded_and_uninstall_removes_both_forms(
     tmp_path: Path,
 ) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     old = {"model": "opus",
            "hooks": {event: [{"hooks": [{"type": "command", "command": cmd, "timeout": t}]}]
@@ -214,7 +214,7 @@ def test_an_older_bare_install_is_upgraded_and_uninstall_removes_both_forms(
 
 
 def test_uninstall_removes_a_bare_entry_left_by_an_older_version(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     old = {"hooks": {"PreCompact": [{"hooks": [
         {"type": "command", "command": "contextfork hook pre-compact", "timeout": 120}]}]},

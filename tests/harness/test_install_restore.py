@@ -31,7 +31,7 @@ def _put(path: Path, data: bytes) -> bytes:
     ids=["indent2", "indent4-no-newline", "tabs-crlf", "compact", "empty-event-list-escapes"],
 )
 def test_uninstall_restores_the_original_bytes(tmp_path: Path, original: bytes) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     _put(settings, original)
     install.install_claude(tmp_path, "project")
     assert settings.read_bytes() != original
@@ -41,7 +41,7 @@ def test_uninstall_restores_the_original_bytes(tmp_path: Path, original: bytes) 
 
 
 def test_install_keeps_the_files_indent_and_line_endings(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     _put(settings, (json.dumps(EMPTY_HOOKS, indent=4) + "\n").replace("\n", "\r\n").encode())
     install.install_claude(tmp_path, "project")
     text = settings.read_bytes().decode()
@@ -50,7 +50,7 @@ def test_install_keeps_the_files_indent_and_line_endings(tmp_path: Path) -> None
 
 
 def test_an_edited_file_keeps_the_empty_hooks_object_and_the_edit(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     _put(settings, (json.dumps({**EMPTY_HOOKS, "hooks": {"Stop": []}}, indent=2) + "\n").encode())
     install.install_claude(tmp_path, "project")
     data = json.loads(settings.read_text())
@@ -63,7 +63,7 @@ def test_an_edited_file_keeps_the_empty_hooks_object_and_the_edit(tmp_path: Path
 
 
 def test_without_a_record_uninstall_still_removes_only_ours(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     original = _put(settings, (json.dumps({"model": "opus"}, indent=2) + "\n").encode())
     install.install_claude(tmp_path, "project")
     for rec in (tmp_path / ".contextfork" / "harness" / "installs").iterdir():
@@ -77,7 +77,7 @@ def test_a_created_settings_dir_with_other_files_stays(tmp_path: Path) -> None:
     install.install_claude(tmp_path, "project")
     res = install.uninstall_claude(tmp_path, "project")
     assert res.data["restored"] == "file_removed"
-    assert not (tmp_path / ".claude" / "settings.json").exists()
+    assert not (tmp_path / ".claude" / "settings.local.json").exists()
     assert (tmp_path / ".claude" / "commands" / "x.md").read_bytes() == keep
 
 
@@ -100,11 +100,14 @@ def test_cli_project_install_uninstall_is_byte_exact_and_keeps_git_clean(repo: R
     repo.commit_all("team settings")
     res = run_cli("hooks", "install", "--claude", "--project", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
-    assert repo.git("status", "--porcelain") == "M .claude/settings.json"  # record stays hidden
+    # the team's committed file is untouched; this machine's file and the record stay hidden
+    # (the /handoff command is new and portable: it may be committed)
+    assert repo.git("status", "--porcelain") == "?? .claude/commands/"
+    assert (repo.path / ".claude" / "settings.local.json").is_file()
     assert (repo.path / ".contextfork" / "harness" / "installs").is_dir()
     res = run_cli("hooks", "uninstall", "--claude", "--project", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
-    assert res.json()["data"]["restored"] == "original_bytes"
+    assert res.json()["data"]["restored"] == "file_removed"
     assert (repo.path / ".claude" / "settings.json").read_bytes() == original
     assert repo.git("status", "--porcelain") == ""
 
@@ -112,7 +115,7 @@ def test_cli_project_install_uninstall_is_byte_exact_and_keeps_git_clean(repo: R
 def test_an_install_from_before_records_is_not_restored_with_our_old_entries(
     tmp_path: Path,
 ) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     old_entry = {"hooks": [{"type": "command", "command": "contextfork hook pre-compact",
                             "timeout": 5}]}  # fmt: skip
     _put(settings, (json.dumps({"model": "opus", "hooks": {"PreCompact": [old_entry]}},

@@ -153,7 +153,7 @@ def test_hooks_install_needs_a_target_and_dispatches_claude_to_the_harness(
     res = cli("hooks", "install", cwd=repo.path)
     assert res.returncode == 2 and "--git" in res.stderr
     env = {"HOME": str(tmp_path / "home"), "CONTEXTFORK_TEST_HOME": str(tmp_path / "home")}
-    settings = repo.path / ".claude" / "settings.json"
+    settings = repo.path / ".claude" / "settings.local.json"
     assert cli("hooks", "install", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
     assert "UserPromptSubmit" in settings.read_text()
     assert cli("hooks", "uninstall", "--claude", "--project", cwd=repo.path, env=env).returncode == 0
