@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextfork.errors import NotFoundError
+from contextfork.layout import COLD, STATE_DIR
 
 
 def fetch_command(session_id: str, remote: str = "origin") -> str:
@@ -47,7 +48,7 @@ def absent_error(store_root: Path, session_id: str) -> NotFoundError | None:
 
     ``store_root`` is ``<repo>/.contextfork/cold`` (an explicit store elsewhere names no repo)."""
     store = store_root / session_id
-    if store_root.name != "cold" or store_root.parent.name != ".contextfork":
+    if store_root.name != COLD or store_root.parent.name != STATE_DIR:
         return None
     root = store_root.parent.parent
     named_by = referencing(root, session_id)
