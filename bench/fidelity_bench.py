@@ -172,13 +172,15 @@ def run_probe_set(
     _hook("pre-compact", {"session_id": session_id, "transcript_path": str(transcript),
                           "cwd": str(repo), "trigger": "auto", "hook_event_name": "PreCompact"},
           repo)  # fmt: skip
+    if live is not None:  # the same file, grown by the compaction (as the harness has it)
+        transcript.write_bytes(live.read_bytes())
     store = repo / ".contextfork" / "cold" / session_id
     pos = _positions(store)
     rows = []
     for p in probes:
         for kind, prompt in phrasings(p["term"]).items():
             out = _hook("user-prompt-submit", {
-                "session_id": session_id, "transcript_path": str(live or transcript),
+                "session_id": session_id, "transcript_path": str(transcript),
                 "cwd": str(repo), "prompt": prompt, "hook_event_name": "UserPromptSubmit"},
                 repo)  # fmt: skip
             ctx = (out.get("hookSpecificOutput") or {}).get("additionalContext", "") or ""
