@@ -306,9 +306,11 @@ def _select_sources(
             elif allow >= WINDOW_MIN:
                 wterms = _window_terms(node, prefixed.get(t) or [t])
                 _, cost, n = window_body(node, wterms, allow)
-                if not n:
-                    continue
                 mode = "window"
+                if not n:  # the term sits in the summary or the index text only
+                    if not 0 < row["summary_token_count"] <= left:
+                        continue
+                    cost, mode = int(row["summary_token_count"]), "summary"
             else:
                 sel.dropped.append({"step_id": sid, "terms": [t], "tokens": row["token_count"],
                                     "reason": "over_budget"})  # fmt: skip
