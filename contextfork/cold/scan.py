@@ -315,7 +315,8 @@ def _select_sources(
                 sel.dropped.append({"step_id": sid, "terms": [t], "tokens": row["token_count"],
                                     "reason": "over_budget"})  # fmt: skip
                 continue
-            pick = Pick(sid, "covers", [t], cost, mode, role=role)
+            # a window's pick carries its allowance: rendering cuts the same window from it
+            pick = Pick(sid, "covers", [t], allow if mode == "window" else cost, mode, role=role)
             taken[sid] = pick
             sel.picks.append(pick)
             left -= cost
