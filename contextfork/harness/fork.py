@@ -297,8 +297,10 @@ def window_tokens(session: Any) -> dict[str, int]:
 
 
 def _fmt(ctx: dict[str, Any]) -> str:
+    from contextfork.telemetry.accounting import context_label
+
     total = ctx.get("total")
-    return f"{total:,} ({ctx.get('source')})" if isinstance(total, int) else "unknown"
+    return f"{total:,} ({context_label(ctx)})" if isinstance(total, int) else "unknown"
 
 
 def _nothing_to_save(
