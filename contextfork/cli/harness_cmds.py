@@ -34,6 +34,9 @@ def register(app: typer.Typer) -> None:
         min_chars: Annotated[
             int, typer.Option("--min-chars", help="Stub tool results at least this long.")
         ] = 2000,
+        force: Annotated[
+            bool, typer.Option("--force", help="Fork even when the next request would not be smaller.")
+        ] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -48,7 +51,7 @@ def register(app: typer.Typer) -> None:
             raise NotFoundError(
                 f"no Claude Code session found for {root}", hint="pass --transcript PATH"
             )
-        emit(fork_session(root, path, min_chars=min_chars), json)
+        emit(fork_session(root, path, min_chars=min_chars, force=force), json)
 
     @app.command("mcp")
     @guarded("mcp")

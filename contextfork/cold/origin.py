@@ -147,18 +147,27 @@ class LiveView:
     """
 
     def __init__(
-        self, file: str, from_offset: int | None = None, preserved: frozenset[str] = frozenset()
+        self, file: str, from_offset: int | None = None, preserved: frozenset[str] = frozenset(),
+        copied: frozenset[str] = frozenset(),
     ) -> None:
         self.file = file
         self.from_offset = from_offset
         self.preserved = preserved
+        # A fork's live lines copied verbatim from the session it continues (their original
+        # uuids): a node of that session whose every line is among them is on screen too.
+        self.copied = copied
 
     def shows(self, node: dict[str, Any] | None) -> bool:
         if node is None:
             return False
         src = node.get("source")
-        if not isinstance(src, dict) or src.get("file") != self.file:
+        if not isinstance(src, dict):
             return False
+        if src.get("file") != self.file:
+            if not self.copied or node.get("content_encoding") != "utf-8":
+                return False
+            held = {m.decode() for m in _UUID.findall(str(node.get("content", "")).encode())}
+            return bool(held) and held <= self.copied
         offsets = src.get("offsets")
         if self.from_offset is None:
             return bool(src.get("open"))
@@ -193,7 +202,7 @@ def live_view(transcript: Any) -> LiveView | None:
         return None
     at = data.rfind(b'"compact_boundary"')
     if at < 0:
-        return LiveView(transcript.name)
+        return LiveView(transcript.name, copied=_copied(data, 0))
     start = data.rfind(b"\n", 0, at) + 1
     end = data.find(b"\n", at)
     end = len(data) if end < 0 else end
@@ -217,4 +226,30 @@ def live_view(transcript: Any) -> LiveView | None:
             if cur == seg.get("headUuid"):
                 break
             cur = parents[cur]
-    return LiveView(transcript.name, start, frozenset(preserved))
+    return LiveView(transcript.name, start, frozenset(preserved), _copied(data, start, preserved))
+
+
+_FORKED = re.compile(rb'"forkedFrom":\{"sessionId":"[^"]*","messageUuid":"([^"]+)"')
+
+
+def _copied(data: bytes, start: int, preserved: set[str] | None = None) -> frozenset[str]:
+    """Original uuids of a fork's lines the harness shows as they were (no fold stub in them):
+    those from byte ``start`` on, and the preserved segment's."""
+    from contextfork.forkstub import STUB_PREFIX_BYTES
+
+    if b'"forkedFrom"' not in data:
+        return frozenset()
+    out: set[str] = set()
+    offset = 0
+    for line in data.split(b"\n"):
+        here, offset = offset, offset + len(line) + 1
+        if b'"forkedFrom"' not in line or STUB_PREFIX_BYTES in line:
+            continue
+        if here < start:
+            own = _UUID.search(line)
+            if not preserved or own is None or own.group(1).decode() not in preserved:
+                continue
+        m = _FORKED.search(line)
+        if m is not None:
+            out.add(m.group(1).decode())
+    return frozenset(out)
