@@ -92,6 +92,11 @@ def _named(d: Decisions) -> set[str]:
     return keys
 
 
+# pi's model has no `restore` command: it pages a folded step back with its tool's peek verb.
+PI_RESTORE_HINT = "the contextfork_context tool's peek (step N) gives any back exactly"
+PI_RESTORE_VERB = "contextfork_context peek step"
+
+
 def live_policy(name: str, context_window: int | None, budget: int | None, k: int,
                 adaptive: bool) -> Policy:
     """The named policy; its epoch budget a share of pi's model window when pi tells us one."""
@@ -100,7 +105,8 @@ def live_policy(name: str, context_window: int | None, budget: int | None, k: in
         budget = int(share * context_window)
     # No reminder in the tail: its wording (`restore N` as a shell command) is mini-swe-agent's;
     # pi's model gets the contextfork_context tool instead. STALE lines still count if written.
-    pol = policy(name, k=k, budget_tokens=budget, adaptive=adaptive).with_(reminder=False)
+    pol = policy(name, k=k, budget_tokens=budget, adaptive=adaptive).with_(
+        reminder=False, restore_hint=PI_RESTORE_HINT, restore_verb=PI_RESTORE_VERB)
     return pol.with_(budget_share=None) if budget is not None else pol
 
 

@@ -276,3 +276,14 @@ def test_a_recorded_peek_stays(repo: Repo) -> None:
     sent = _sent(answers[-1])
     peek = next(m for m in sent if m["role"] == "toolResult" and m["toolCallId"] == "toolu_peek")
     assert "exact original bytes" in peek["content"][0]["text"]
+
+
+def test_fold_notes_name_only_the_verbs_pis_model_has(repo: Repo) -> None:
+    sess = _session(repo.path)
+    answers = _drive(sess, pi_messages(40))
+    assert answers[-1]["stats"]["epochs"] >= 1
+    assert sess.last_view is not None
+    notes = [m.content for m in sess.last_view.messages if m.kind == "note"]
+    assert notes, "nothing was folded"
+    for note in notes:  # pi's tool has peek; it has no `restore` command
+        assert "restore" not in note and "contextfork_context" in note and "peek" in note
