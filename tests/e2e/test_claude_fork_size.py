@@ -66,3 +66,30 @@ def test_a_fork_sends_no_more_than_the_original_before_and_after_a_compact(
     after, forked_after = _size(_first_request(claude, sid)), _size(_first_request(claude, second))
     print(f"after /compact and a new large result: original {after:,} chars, fork {forked_after:,} chars")
     assert forked_after <= after
+
+
+def test_a_fresh_forks_figure_predicts_its_first_request_within_ten_percent(
+    claude: ClaudeRig,
+) -> None:
+    from tests.e2e.mock_anthropic import ToolUse, request_tokens
+
+    claude.contextfork("hooks", "install", "--claude", "--project")
+    measured = Usage(measured=True)  # the mock reports what each request really holds
+    claude.mock.script(
+        Reply(text="Running a command.", tool_uses=[ToolUse(
+            "Bash", {"command": "seq 1 900 | sed 's/^/line-of-output-/'", "description": "Run"})],
+            usage=measured),
+        Reply(text="Done with the output.", usage=Usage(measured=True)),
+    )
+    claude.prompt("Produce some output")
+    data = _fork(claude)
+    predicted = int(data["context_tokens_after"]["total"])
+    assert data["context_tokens_after"]["includes_harness_overhead"] is True
+    status = claude.contextfork_json("status", "--transcript", str(data["fork"]))["data"]
+    assert status["tokens"]["total"] == predicted  # the badge's figure is the same one
+    first = _first_request(claude, _fork_id(data))
+    actual = request_tokens(first)
+    alone = predicted - int(status["tokens"]["harness_overhead"])
+    print(f"\nfresh fork: predicted {predicted:,} tokens ({alone:,} without the harness "
+          f"overhead), first request {actual:,} ({predicted / actual - 1:+.1%})")
+    assert abs(predicted - actual) <= 0.10 * actual
