@@ -36,6 +36,9 @@ def register(app: typer.Typer) -> None:
         ] = 2000,
         role: Annotated[str | None, typer.Option(
             "--role", help="Carry only this role's slice of the session (docs/slice.md).")] = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="Fork even when the next request would not be smaller.")
+        ] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -55,7 +58,7 @@ def register(app: typer.Typer) -> None:
 
             emit(fork_role(root, path, role), json)
             return
-        emit(fork_session(root, path, min_chars=min_chars), json)
+        emit(fork_session(root, path, min_chars=min_chars, force=force), json)
 
     @app.command("mcp")
     @guarded("mcp")

@@ -183,14 +183,16 @@ def _pinned(layout: StoreLayout, conn: Any) -> frozenset[int]:
 
 def scan(
     prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
-    char_budget: int | None = None, named_store_required: bool = False,
+    char_budget: int | None = None, named_store_required: bool = False, live: Any = None,
 ) -> Result:
     """The passive pre-turn scan: starts a new turn (evicting the last) and hydrates by RGSC.
 
     One budget in tokens (the policy's per-call and per-turn caps) selects; ``char_budget``
     (the prompt hook's output limit) only decides what of the selection is shown, and only what
-    is shown is recorded as hydrated.
+    is shown is recorded as hydrated. ``live`` (a ``cold.origin.LiveView``) names what the
+    harness already shows the model; those steps are never paged in.
     """
+    from contextfork.cold.origin import Peek
     from contextfork.cold.scan import select
 
     layout = open_layout(repo, session, store_dir)
@@ -211,7 +213,7 @@ def scan(
         budget = min(int(policy["per_call_token_cap"]), int(policy["per_turn_token_cap"]))
         with idx.opened(layout) as conn:
             sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)),
-                         preferred=_pinned(layout, conn))
+                         preferred=_pinned(layout, conn), peek=Peek(layout), live=live)
             state["calls"] = 1
             shown, left_out = _render_picks(layout, sel.picks, char_budget, conn)
         for s in shown:

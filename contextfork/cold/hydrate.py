@@ -56,7 +56,9 @@ def window_body(node: dict[str, Any], terms: list[str], tokens: int) -> tuple[st
     budget = max(1, tokens) * BYTES_PER_TOKEN
     parts: list[str] = []
     used = 0
-    for w in find_windows(text, terms, context=3, max_bytes=min(budget, 4000)):
+    # Room for the window's header line too, so one clipped window always fits the budget.
+    head_room = 160 + sum(len(t.encode()) + 2 for t in terms)
+    for w in find_windows(text, terms, context=3, max_bytes=max(200, min(budget - head_room, 4000))):
         head = (f"[window: bytes {w.offset}+{w.length} of the readable form, sha256 {w.sha256}, "
                 f"terms {', '.join(w.terms)}]\n")  # fmt: skip
         cost = len(head.encode()) + w.length

@@ -5,7 +5,8 @@ exact term, but SQLite FTS5 finds the query's words in the step's readable text)
 is chronological, latest first (IPCF CONF-04: the current state of an entity that evolved leads);
 within the others, steps holding more terms come first, then the better bm25 score, then the
 newer step.
-Filler and question words ("find", "earlier") never count. Labels: ``superseded``
+Stop words and words common in the store never count (cold/selective.py); a path cut short
+matches the files it begins, a path's tail the files it ends. Labels: ``superseded``
 (a newer step owns its intent), ``related`` (matched only through a prefix partner),
 ``historical`` (a newer step matches the same terms or more), otherwise ``latest``. Recall
 costs no prompt tokens and hydrates nothing.
@@ -22,17 +23,32 @@ from contextfork.cold.layout import step_key
 
 
 def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:
+    from contextfork.cold.identifiers import path_suffixes, words
     from contextfork.cold.scan import asking_terms
+    from contextfork.cold.selective import path_prefixes, prefix_terms
 
     asked = prompt_terms(query)
-    filler = asking_terms(conn, asked)
+    # A path cut short (or named by its tail) means the files it begins or ends.
+    prefixed: dict[str, list[str]] = {}
+    for p in path_prefixes(query):
+        if idx.postings_for(conn, [p]) or idx.postings_for(conn, path_suffixes(p)):
+            continue
+        found = prefix_terms(conn, p)
+        if found:
+            prefixed[p] = found
+            parts = set(words(p))
+            asked = [p] + [w for w in asked if w not in parts and not p.startswith(w)]
+    filler = asking_terms(conn, asked, query) - set(prefixed)
     terms = [t for t in asked if t not in filler]
     exact: dict[int, int] = {}
     loose: dict[int, int] = {}
     for i, t in enumerate(terms):
         bit = 1 << i
         expanded = idx.expand_term(conn, t)
-        for sid in idx.postings_for(conn, [t]):
+        held = idx.postings_for(conn, prefixed.get(t) or [t])
+        if not held and "/" in t:
+            held = idx.postings_for(conn, path_suffixes(t))
+        for sid in held:
             exact[sid] = exact.get(sid, 0) | bit
         for sid in idx.postings_for(conn, expanded[1:]):
             loose[sid] = loose.get(sid, 0) | bit

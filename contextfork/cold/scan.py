@@ -31,8 +31,9 @@ class Pick:
     reason: str  # "covers" | "explains"
     terms: list[str]
     tokens: int
-    mode: str  # "content" | "summary"
+    mode: str  # "content" | "window" | "summary"
     explains: int | None = None
+    role: str = ""  # origin | change | mention (identifier picks)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -44,6 +45,8 @@ class Pick:
         }
         if self.explains is not None:
             out["explains"] = self.explains
+        if self.role:
+            out["role"] = self.role
         return out
 
 
@@ -64,86 +67,10 @@ class Selection:
 
 WINDOW_MIN = 120  # tokens: below this a window cannot hold a line and its context
 WINDOW_MAX = 1200  # tokens one window pick may take, so one big node leaves room for others
-# Words that ask rather than name: they never select a step ("What did we find earlier…").
-QUERY_FILLER = frozenset(
-    [
-        "find",
-        "found",
-        "finding",
-        "earlier",
-        "previously",
-        "remember",
-        "recall",
-        "recalled",
-        "know",
-        "knew",
-        "tell",
-        "show",
-        "shown",
-        "look",
-        "looked",
-        "looking",
-        "check",
-        "checked",
-        "mention",
-        "mentioned",
-        "said",
-        "say",
-        "saw",
-        "seen",
-        "see",
-        "learn",
-        "learned",
-        "discover",
-        "discovered",
-        "happened",
-        "happen",
-        "again",
-        "thing",
-        "things",
-        "stuff",
-        "something",
-        "anything",
-        "detail",
-        "details",
-        "info",
-        "information",
-        "result",
-        "results",
-        "output",
-        "issue",
-        "problem",
-        "question",
-        "answer",
-        "want",
-        "need",
-        "get",
-        "got",
-        "make",
-        "made",
-        "work",
-        "works",
-        "worked",
-        "like",
-        "just",
-        "still",
-        "well",
-        "back",
-        "going",
-        "now",
-        "next",
-        "first",
-        "last",
-        "let",
-        "lets",
-        "okay",
-        "sure",
-        "right",
-        "think",
-        "thought",
-    ]
-)
-COMMON_SHARE = 0.2  # a plain word in more than this share of the nodes names nothing
+# What one identifier's picks may take, by role: the origin, then the latest change, then the
+# newest other mention (only what is left of the turn's budget, and only while it adds a step).
+ROLE_ALLOWANCE = {"origin": 900, "read": 700, "change": 500, "mention": 350}
+SMALL_STEP = 450  # a step this small comes back whole rather than as windows
 
 
 def _cost(row: dict[str, Any], left: int) -> tuple[int, str] | None:
@@ -159,22 +86,12 @@ def _cost(row: dict[str, Any], left: int) -> tuple[int, str] | None:
     return None
 
 
-def _plain_word(term: str) -> bool:
-    return term.isalpha()
+def asking_terms(conn: sqlite3.Connection, terms: list[str], prompt: str = "") -> set[str]:
+    """Stop words and plain words so common in this store that they select nothing (see
+    cold/selective.py; ``prompt`` tells identifiers from plain words by how they were typed)."""
+    from contextfork.cold.selective import common_words, identifier_forms
 
-
-def asking_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
-    """Filler words, and plain words so common in this store that they select nothing."""
-    out = {t for t in terms if t in QUERY_FILLER}
-    total = idx.node_count(conn)
-    if total >= 20:
-        limit = max(5, int(total * COMMON_SHARE))
-        for t in terms:
-            if _plain_word(t) and t not in out:
-                row = conn.execute("SELECT df FROM terms WHERE term=?", (t,)).fetchone()
-                if row is not None and int(row[0]) > limit:
-                    out.add(t)
-    return out
+    return common_words(conn, terms, identifier_forms(prompt))
 
 
 def _term_postings(
@@ -202,17 +119,59 @@ def _term_postings(
     return out, order
 
 
+def _prefixed_paths(
+    conn: sqlite3.Connection, prompt: str, postings: dict[str, set[int]], asked: list[str]
+) -> dict[str, list[str]]:
+    """Paths typed in the prompt that no step holds as written but that begin index terms (a
+    path cut short, `lib/spotter_web/rou`): each becomes one term meaning those files. Their
+    word parts stop being terms of their own."""
+    from contextfork.cold.selective import path_prefixes, prefix_terms
+
+    out: dict[str, list[str]] = {}
+    for p in path_prefixes(prompt):
+        if postings.get(p):
+            continue
+        found = prefix_terms(conn, p)
+        if not found:
+            continue
+        postings[p] = idx.postings_for(conn, found)
+        out[p] = found
+        parts = set(words(p))
+        for w in [w for w in asked if w in parts or (w in postings and not postings[w]
+                                                      and "/" in w and p.startswith(w))]:
+            asked.remove(w)
+        asked.insert(0, p)
+    return out
+
+
 def select(
     conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1,
-    preferred: frozenset[int] = frozenset(),
+    preferred: frozenset[int] = frozenset(), peek: Any = None, live: Any = None,
 ) -> Selection:
-    """RGSC. ``preferred`` (steps the agent pinned) wins a tie on covered terms before the
-    newest-step rule; it never overrides coverage, budgets or intent ownership."""
-    postings, asked = _term_postings(conn, prompt_terms(prompt))
-    filler = asking_terms(conn, asked)
+    """Identifiers first (``_select_sources``: origin, latest change, mentions per term); a
+    prompt of plain words only goes through RGSC. ``preferred`` (steps the agent pinned) wins a
+    tie before the newest-step rule; it never overrides coverage, budgets or intent ownership.
+    ``peek`` (an ``origin.Peek``) reads candidates for ranking; ``live`` (an ``origin.LiveView``)
+    names what the harness already shows, which is never paged in."""
+    from contextfork.cold.selective import identifier_forms, is_identifier
+
+    asked = prompt_terms(prompt)
+    postings, asked = _term_postings(conn, asked)
+    prefixed = _prefixed_paths(conn, prompt, postings, asked)
+    forms = identifier_forms(prompt) | set(prefixed)
+    filler = asking_terms(conn, asked, prompt) - set(prefixed)
     terms = [t for t in asked if t not in filler]
     sel = Selection(terms=terms, budget=budget)
     sel.filler = sorted(filler)
+    shown: set[int] = set()
+    if peek is not None and live is not None:
+        for t in terms:
+            shown |= {sid for sid in postings[t] if live.shows(peek.node(sid))}
+        for t in terms:
+            postings[t] = postings[t] - shown
+    idents = [t for t in terms if is_identifier(t, forms) and postings[t]]
+    if idents and peek is not None:
+        return _select_sources(conn, sel, idents, postings, prefixed, peek, preferred)
     bit_of = {t: 1 << i for i, t in enumerate(terms)}
     masks: dict[int, int] = {}
     for t in terms:
@@ -295,3 +254,77 @@ def select(
                 taken.add(ref)
                 left -= cost[0]
     return sel  # in selection order (RGSC's), as IPCF reports and injects them
+
+
+def _window_terms(node: dict[str, Any], forms: list[str]) -> list[str]:
+    from contextfork.cold.identifiers import normalize
+
+    text = normalize(str(node.get("readable") or node.get("content") or ""))
+    return [f for f in forms if f in text] or forms
+
+
+def _select_sources(
+    conn: sqlite3.Connection, sel: Selection, idents: list[str], postings: dict[str, set[int]],
+    prefixed: dict[str, list[str]], peek: Any, preferred: frozenset[int],
+) -> Selection:
+    """For each identifier: its origin, then its latest change, then (when neither differs
+    from the other, or there is room) its newest other mention — round by round across the
+    prompt's identifiers, so every term gets its source before any term gets a second step."""
+    from contextfork.cold.hydrate import window_body
+    from contextfork.cold.origin import rank
+
+    plans: list[tuple[str, list[tuple[str, int]]]] = []
+    for t in idents:
+        order = rank(peek, sorted(postings[t]), prefixed.get(t) or [t])
+        if not order:
+            continue
+        roles = [(r, sid) for r, sid in order if r != "mention"]
+        mentions = [sid for r, sid in order if r == "mention"]
+        pinned = [sid for sid in mentions if sid in preferred]
+        if mentions and len(roles) < 2:  # the newest other mention (a pinned one first)
+            roles.append(("mention", (pinned or mentions)[0]))
+        plans.append((t, roles))
+    left = sel.budget
+    taken: dict[int, Pick] = {}
+    for rnd in range(max((len(r) for _, r in plans), default=0)):
+        for t, roles in plans:
+            if rnd >= len(roles):
+                continue
+            role, sid = roles[rnd]
+            if sid in taken:
+                if t not in taken[sid].terms:
+                    taken[sid].terms.append(t)
+                continue
+            node = peek.node(sid)
+            row = idx.node_rows(conn, [sid]).get(sid)
+            if node is None or row is None:
+                continue
+            allow = min(left, ROLE_ALLOWANCE[role] if rnd else max(ROLE_ALLOWANCE[role], left // max(1, len(plans))))
+            allow = min(allow, WINDOW_MAX)
+            if row["token_count"] <= min(left, max(allow, SMALL_STEP)):
+                cost, mode = int(row["token_count"]), "content"
+            elif allow >= WINDOW_MIN:
+                wterms = _window_terms(node, prefixed.get(t) or [t])
+                _, cost, n = window_body(node, wterms, allow)
+                mode = "window"
+                if not n:  # the term sits in the summary or the index text only
+                    if not 0 < row["summary_token_count"] <= left:
+                        continue
+                    cost, mode = int(row["summary_token_count"]), "summary"
+            else:
+                sel.dropped.append({"step_id": sid, "terms": [t], "tokens": row["token_count"],
+                                    "reason": "over_budget"})  # fmt: skip
+                continue
+            # a window's pick carries its allowance: rendering cuts the same window from it
+            pick = Pick(sid, "covers", [t], allow if mode == "window" else cost, mode, role=role)
+            taken[sid] = pick
+            sel.picks.append(pick)
+            left -= cost
+    covered = {t for p in sel.picks for t in p.terms}
+    sel.uncovered = [t for t in sel.terms if t not in covered]
+    for p in sel.picks:  # a window covers every term it holds, in the words the index uses
+        if p.mode == "window":
+            node = peek.node(p.step_id)
+            p.terms = sorted({f for t in p.terms for f in _window_terms(node, prefixed.get(t) or [t])})
+    return sel
+

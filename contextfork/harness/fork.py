@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfork import atomic, layout
 from contextfork.envelope import Problem, Result
-from contextfork.errors import IntegrityError, UsageError
+from contextfork.errors import ContextforkError, IntegrityError, UsageError
 from contextfork.forkstub import STUB_PREFIX, stub_text
 from contextfork.hashing import sha256_file, sha256_text
 
@@ -106,9 +106,11 @@ def build_fork(
     # line offset -> the agent's brief, on the first step of its span only (as the renderer
     # shows it once): repeated on every stub it could outgrow the results it stands for
     briefs: dict[int, str] = {}
+    position: dict[int, int] = {}  # line offset -> the step's transcript position
     for step in session.steps:
         brief = decisions.briefs.get(step.identity) if decisions is not None else None
         for r in step.raw:
+            position.setdefault(r.offset, step.index)
             raw.setdefault(r.offset, (r.text, cold_ids.get(step.index, step.index)))
             if decisions is not None and decisions.held_raw(step.identity):
                 held.add(r.offset)
@@ -183,7 +185,8 @@ def build_fork(
                 b["content"] = stub_text(step_index, body, sha, orig_id, briefs.pop(offset, None))
                 plan.stubs.append(
                     {"step": step_index, "call_id": call, "chars": len(body), "sha256": sha,
-                     "brief": offset in briefs}
+                     "brief": offset in briefs, "stub_chars": len(b["content"]),
+                     "position": position.get(offset)}
                 )
                 stubbed_here = True
             if stubbed_here:
@@ -297,8 +300,10 @@ def window_tokens(session: Any) -> dict[str, int]:
 
 
 def _fmt(ctx: dict[str, Any]) -> str:
+    from contextfork.telemetry.accounting import context_label
+
     total = ctx.get("total")
-    return f"{total:,} ({ctx.get('source')})" if isinstance(total, int) else "unknown"
+    return f"{total:,} ({context_label(ctx)})" if isinstance(total, int) else "unknown"
 
 
 def _handoff_offer(info: dict[str, Any], session_id: str) -> list[str]:
@@ -331,12 +336,35 @@ def _nothing_to_save(
     return Result("fork", data=data, text=text)
 
 
-def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHARS) -> Result:
+def _brief_chars(repo: Path, package_id: str, new_id: str) -> int:
+    """What the fork's first request will carry beyond its messages: the resume brief its
+    SessionStart hook injects (rendered now, without claiming the package), plus its heading."""
+    from contextfork.resume.api import resume
+
+    try:
+        res = resume(repo, package_id, session_id=new_id, mark=False)
+    except ContextforkError:
+        return 0
+    return len(str(res.data.get("brief") or res.text or "")) + BRIEF_HEAD_CHARS
+
+
+BRIEF_HEAD_CHARS = 400  # the session-start hook's heading around the brief (briefs.resume_brief)
+
+
+def fork_session(
+    repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHARS, force: bool = False
+) -> Result:
     """Fork ``transcript`` into the harness's session folder for ``repo``.
 
     The fork goes where ``claude --resume`` looks: ``${CLAUDE_CONFIG_DIR:-~/.claude}/projects/
     <slug of the repo>/``, wherever the source file was. A fork that would stub nothing (or be
     no smaller) is not written: exit 0 and say so. A fork of a fork keeps the stubs it has.
+
+    What counts is the first request the resumed fork sends, not the file: the harness sends
+    only its live view (after a compaction: the summary, the preserved segment and what
+    follows), so only stubs there make it smaller, and the resume brief the fork gets at
+    session start makes it bigger. When the stubs in the live view save no more than that
+    brief adds, nothing is written unless ``force``.
     """
     from contextfork.harness.briefs import fold_and_export
     from contextfork.telemetry.accounting import context_tokens
@@ -356,15 +384,24 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         )
     orig_id = original.session_id or transcript.stem
     before_sha, before_size = sha256_file(transcript)
-    candidates = sum(
-        1
+    live = {s.index for s in original.live_steps()}
+    candidates = [
+        s.index
         for s in original.steps
         for r in s.tool_results
         if is_stub_candidate(r.content, min_chars)
-    )
+    ]
     if not candidates:
         return _nothing_to_save(
             transcript, orig_id, f"no tool result of at least {min_chars:,} chars to fold out",
+            before_sha, before_size,
+        )
+    if not force and not live.intersection(candidates):
+        return _nothing_to_save(
+            transcript, orig_id,
+            f"the harness no longer sends the {len(candidates)} large tool result(s): they are "
+            "before its last compaction, so a fork would not make the next request smaller "
+            "(--force forks anyway)",
             before_sha, before_size,
         )
     info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
@@ -382,6 +419,15 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         )
         return _nothing_to_save(
             transcript, orig_id, why, before_sha, before_size, info["package_id"]
+        )
+    saved = sum(int(s["chars"]) - int(s["stub_chars"]) for s in plan.stubs if s["position"] in live)
+    added = _brief_chars(repo, str(info["package_id"]), new_id)
+    if not force and saved <= added:
+        return _nothing_to_save(
+            transcript, orig_id,
+            f"the fork's first request would not be smaller: its stubs take {saved:,} chars "
+            f"out of what the harness sends, its resume brief adds {added:,} (--force forks anyway)",
+            before_sha, before_size, info["package_id"],
         )
     target = project_dir(repo) / f"{new_id}.jsonl"
     atomic.write_text(target, body)
@@ -425,6 +471,8 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
         "folded_steps": info.get("folded_steps"),
         "stubbed": len(plan.stubs),
         "stubbed_chars": sum(s["chars"] for s in plan.stubs),
+        "next_request_chars_saved": saved,
+        "brief_chars": added,
         "steps": len(original.steps),
         "bytes_before": before_size,
         "bytes_after": size_after,
@@ -441,6 +489,8 @@ def fork_session(repo: Path, transcript: Path, *, min_chars: int = STUB_MIN_CHAR
             f"  package:   {info['package_id']} (cold store: {info.get('folded_steps', 0)} steps folded)",
             f"  fork:      {target}",
             f"  stubbed:   {len(plan.stubs)} large tool results ({data['stubbed_chars']:,} chars), each verified in the cold store",
+            f"  next request: {saved:,} chars fewer in what the harness sends, {added:,} more for "
+            f"the resume brief",
             f"  context tokens: {_fmt(cb)} → {_fmt(ca)} (what the next model call sends; "
             "the fork's figure is counted until the harness records its first call)",
             f"  history tokens (counted): {tb['window']:,} → {ta['window']:,} in the live window "

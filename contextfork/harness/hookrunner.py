@@ -206,7 +206,12 @@ def _hydrated_nodes(
         return [], {"store": "absent"}
     # One token budget selects; the characters left in the hook's output decide what is shown,
     # and only what is shown is recorded as hydrated (the store re-verifies every node it reads).
-    res = cold_api.scan(hook.prompt, store_dir=store.dir, char_budget=char_budget)
+    live = None
+    if hook.transcript is not None:
+        from contextfork.cold.origin import live_view  # lazy: hot path
+
+        live = live_view(hook.transcript)
+    res = cold_api.scan(hook.prompt, store_dir=store.dir, char_budget=char_budget, live=live)
     nodes = []
     for pick, block in zip(res.data["selected"], res.data["blocks"], strict=True):
         summary = " ".join(str(pick["summary"]).split())

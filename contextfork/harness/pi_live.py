@@ -92,6 +92,13 @@ def _named(d: Decisions) -> set[str]:
     return keys
 
 
+STAGE_STEPS = 4  # originals stored per idle slice: small, so a new call never waits long
+
+# pi's model has no `restore` command: it pages a folded step back with its tool's peek verb.
+PI_RESTORE_HINT = "the contextfork_context tool's peek (step N) gives any back exactly"
+PI_RESTORE_VERB = "contextfork_context peek step"
+
+
 def live_policy(name: str, context_window: int | None, budget: int | None, k: int,
                 adaptive: bool) -> Policy:
     """The named policy; its epoch budget a share of pi's model window when pi tells us one."""
@@ -100,7 +107,8 @@ def live_policy(name: str, context_window: int | None, budget: int | None, k: in
         budget = int(share * context_window)
     # No reminder in the tail: its wording (`restore N` as a shell command) is mini-swe-agent's;
     # pi's model gets the contextfork_context tool instead. STALE lines still count if written.
-    pol = policy(name, k=k, budget_tokens=budget, adaptive=adaptive).with_(reminder=False)
+    pol = policy(name, k=k, budget_tokens=budget, adaptive=adaptive).with_(
+        reminder=False, restore_hint=PI_RESTORE_HINT, restore_verb=PI_RESTORE_VERB)
     return pol.with_(budget_share=None) if budget is not None else pol
 
 
@@ -191,6 +199,27 @@ class LiveSession:
         if why is not None:
             return {"plan": None, "why": f"invalid plan: {why}", "stats": stats}
         return {"plan": None if identity else plan, "stats": stats}
+
+    def stage(self, limit: int = STAGE_STEPS) -> int:
+        """Fold ahead of need: store the originals of up to ``limit`` finished steps the store
+        lacks, so the first epoch commit of a long session does not pay for all of them inside
+        one call's timeout. The worker calls it while pi is idle. Returns how many it stored."""
+        if self.store_error or not self.live.steps:
+            return 0
+        finished = [s.index for s in self.live.steps[:-1] if s.index not in self.stored]
+        todo = set(finished[:limit])
+        if not todo:
+            return 0
+        from contextfork.errors import ContextforkError
+        from contextfork.render.coldsource import persist_steps
+
+        try:
+            report = persist_steps(self.layout(), self._session(), todo, known=self.stored)
+            self.cold_ids.update(report.ids)
+        except ContextforkError as err:
+            self.store_error = err.one_line()
+            return 0
+        return len(todo)
 
     def _store(self, view: View, more: set[int]) -> None:
         """Persist the originals of every removed step before the view leaves the worker."""

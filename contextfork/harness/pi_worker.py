@@ -72,6 +72,14 @@ class Worker:
             self._load_decisions(sess)
         return sess
 
+    def stage(self) -> int:
+        """One idle slice of folding ahead (newest session first); 0 when nothing is left."""
+        for sess in reversed(list(self.sessions.values())):
+            done = sess.stage()
+            if done:
+                return done
+        return 0
+
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "ping":
@@ -122,6 +130,17 @@ def _safe_session(sid: str) -> str:
         return "pi-" + sha256_text(sid)[:16]
 
 
+def _pending(stream: TextIO) -> bool:
+    """True when a request is waiting on ``stream`` (or when that cannot be told)."""
+    import select
+
+    try:
+        ready, _, _ = select.select([stream], [], [], 0)
+    except (OSError, ValueError, TypeError):
+        return True
+    return bool(ready)
+
+
 def serve(stdin: TextIO, stdout: TextIO) -> int:
     worker = Worker()
     for line in stdin:
@@ -146,6 +165,9 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
         out["ms"] = round((time.perf_counter() - started) * 1000, 2)
         stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         stdout.flush()
+        # Idle until the next call: fold ahead of need, a few steps at a time.
+        while not _pending(stdin) and worker.stage():
+            pass
     return 0
 
 

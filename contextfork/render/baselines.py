@@ -92,7 +92,9 @@ class CompactRenderer(StepHistory):
             return
         gone = self.between(self.start - 1 if self.start else 0, t - 1)
         briefs = [step_brief(s, self.base(s), limit=200) for s in gone[-40:]]
-        notes = note_texts(gone[-40:], briefs, cap=self.policy.note_cap) if gone else []
+        notes = (note_texts(gone[-40:], briefs, cap=self.policy.note_cap,
+                            hint=self.policy.restore_hint, verb=self.policy.restore_verb)
+                 if gone else [])  # fmt: skip
         text = "[compacted: earlier conversation summarized]\n" + "\n".join(n[1] for n in notes)
         keep_prompts = [m for s in gone for m in self.base(s).lead][:1]
         self.summary = [*keep_prompts, Msg("note", text[: self.policy.note_cap * 2], t, -1,

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 def _ctx(ctx: object) -> str:
+    from contextfork.telemetry.accounting import context_label
+
     if isinstance(ctx, dict) and isinstance(ctx.get("total"), int):
-        return f"{ctx['total']:,} ({ctx.get('source')})"
+        return f"{ctx['total']:,} ({context_label(ctx)})"
     return "unknown"
 
 
@@ -114,7 +116,7 @@ def render_command(
     text = "\n".join(lines) + (
         f"\n── step {t} · policy {policy_name} · k={k} · boundary b_t={view.boundary} · "
         f"{len(view.messages)} messages · rendered prompt ~{data['estimated_tokens']} tokens "
-        f"(estimated) · session context tokens {_ctx(data['context_tokens'])} · "
+        f"(estimated, messages only) · session context tokens {_ctx(data['context_tokens'])} · "
         f"{len(view.removals)} removals · originals "
         + (f"in {stored.store}" if stored is not None else "not stored (no git repository)")
         + "\n"

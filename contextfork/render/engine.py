@@ -243,7 +243,9 @@ class ReFoldRenderer(StepHistory):
                     prog = None  # the agent's words replace the generated note
                 briefs = [self._brief(s) for s in g] if prog is None else []
                 for note_steps, text in note_texts(g, briefs, progress=prog,
-                                                   cap=self.policy.note_cap):
+                                                   cap=self.policy.note_cap,
+                                                   hint=self.policy.restore_hint,
+                                                   verb=self.policy.restore_verb):
                     self.nfolds += 1
                     fid = f"F{self.nfolds}"
                     self.folds[fid] = note_steps

@@ -100,6 +100,8 @@ def note_texts(
     *,
     progress: str | None = None,
     cap: int = BRIEF_CAP,
+    hint: str = "`restore N` gives any back exactly",
+    verb: str = "restore",
 ) -> list[tuple[tuple[int, ...], str]]:
     """Notes for a run of adjacent folded steps: one note, split only to stay under ``cap``.
 
@@ -107,7 +109,7 @@ def note_texts(
     """
     if progress is not None:
         label = _range_label(steps)
-        text = f"[folded {label} · PROGRESS: {_squash(progress, 300)} · restore {steps[0]}]"
+        text = f"[folded {label} · PROGRESS: {_squash(progress, 300)} · {verb} {steps[0]}]"
         return [(tuple(steps), text[:cap])]
     out: list[tuple[tuple[int, ...], str]] = []
     cur_steps: list[int] = []
@@ -115,13 +117,13 @@ def note_texts(
     size = 0
     for s, b in zip(steps, briefs, strict=True):
         if cur_steps and size + len(b) + 1 > cap - 80:
-            out.append(_close(cur_steps, cur_lines, cap))
+            out.append(_close(cur_steps, cur_lines, cap, hint))
             cur_steps, cur_lines, size = [], [], 0
         cur_steps.append(s)
         cur_lines.append(b)
         size += len(b) + 1
     if cur_steps:
-        out.append(_close(cur_steps, cur_lines, cap))
+        out.append(_close(cur_steps, cur_lines, cap, hint))
     return out
 
 
@@ -131,8 +133,10 @@ def _range_label(steps: Sequence[int]) -> str:
     return f"steps {steps[0]}-{steps[-1]}"
 
 
-def _close(steps: list[int], lines: list[str], cap: int) -> tuple[tuple[int, ...], str]:
-    head = f"[contextfork note: folded {_range_label(steps)}; `restore N` gives any back exactly]"
+def _close(
+    steps: list[int], lines: list[str], cap: int, hint: str = "`restore N` gives any back exactly"
+) -> tuple[tuple[int, ...], str]:
+    head = f"[contextfork note: folded {_range_label(steps)}; {hint}]"
     text = head + "\n" + "\n".join(ln for ln in lines if ln)  # "": covered by an agent brief
     return tuple(steps), text[:cap]
 

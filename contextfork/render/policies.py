@@ -71,6 +71,10 @@ class Policy:
     min_line_chars: int = 4
     signature_min_lines: int = 12
     note_cap: int = 2000
+    # How a fold note tells the model to get a step back, in the verbs its harness offers
+    # (mini-swe-agent answers `restore N`; pi's model has the contextfork_context tool).
+    restore_hint: str = "`restore N` gives any back exactly"
+    restore_verb: str = "restore"
 
     def with_(self, **changes: object) -> Policy:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -2,7 +2,8 @@
 
 Recorded usage is the truth the user is billed for, so it comes first. Only without it do we
 count with the o200k tokenizer (loaded lazily: ~0.2 s), and only if that fails do we estimate
-(chars / 4). Every figure carries its source.
+(chars / 4). A counted figure adds the harness's overhead (system prompt + tool schemas, fitted
+on the session's recorded usage) or says it excludes it. Every figure carries its source.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ class Accounting:
     last_output_tokens: int | None
     active_steps: list[Step] = field(default_factory=list)
     inherited_steps: int = 0  # leading steps a fork copied from the session it continues
+    # The harness's system prompt + tool schemas, which no transcript shows. A recorded total
+    # holds it; a counted one adds it when the session's recorded usage tells it (None: unknown,
+    # and then the counted figure is messages only and says so).
+    harness_overhead: int | None = None
+    includes_harness_overhead: bool = False
 
 
 def inherited_steps(session: Session) -> int:
@@ -91,6 +97,24 @@ def active_steps(session: Session) -> list[Step]:
     """The steps still in the prompt: those after the last real compaction, plus the segment
     the harness kept verbatim across it (Claude Code 2.1 preservedSegment)."""
     return session.live_steps()
+
+
+def harness_overhead(session: Session, count: Callable[[str], int] | None = None) -> int | None:
+    """What the harness adds to every call (system prompt + tool schemas), from recorded usage.
+
+    A one-point fit on the session's first recorded model call (a fork's copied lines carry
+    the original's): recorded input minus the messages counted up to that call. The first call
+    has the least history, so the tokenizer's disagreement with the harness's own costs least
+    there. None when the session recorded no usage (pi, a plain transcript).
+    """
+    first = next((s for s in session.steps if s.usage is not None and s.usage.context_tokens > 0
+                  and s.model != "<synthetic>"), None)  # fmt: skip
+    if first is None or first.usage is None:
+        return None
+    counter = count or _counter()[0]
+    texts = category_texts(session, [s for s in session.steps if s.index <= first.index])
+    seen = sum(counter(t) for c in CATEGORIES for t in texts[c])
+    return max(0, first.usage.context_tokens - seen)
 
 
 def recorded_step(steps: list[Step]) -> Step | None:
@@ -151,7 +175,7 @@ def account(session: Session) -> Accounting:
             total=total, source="recorded", breakdown=scale_to(est, total),
             breakdown_method="chars-scaled-to-recorded", scaled_to_recorded=True,
             last_output_tokens=rec.usage.output_tokens, active_steps=steps,
-            inherited_steps=copied,
+            inherited_steps=copied, includes_harness_overhead=True,
         )
     if not any(texts.values()):
         return Accounting(
@@ -159,17 +183,33 @@ def account(session: Session) -> Accounting:
         )
     count, how = _counter()
     counted = {c: sum(count(t) for t in texts[c]) for c in CATEGORIES}
+    overhead = harness_overhead(session, count)
+    if overhead is not None:  # the next call pays it too: the figure must include it
+        counted["system_prompt"] += overhead
     return Accounting(
         total=sum(counted.values()), source=how, breakdown=counted, breakdown_method=how,
         scaled_to_recorded=False, last_output_tokens=None, active_steps=steps,
-        inherited_steps=copied,
+        inherited_steps=copied, harness_overhead=overhead,
+        includes_harness_overhead=overhead is not None,
     )
 
 
 def context_tokens(session: Session) -> dict[str, Any]:
-    """``{"total", "source"}`` of ``account`` — the form fork, render and records report."""
+    """``{"total", "source", "includes_harness_overhead"}`` of ``account`` — the form fork,
+    render and records report. A total without the overhead is labelled so (``False``)."""
     acc = account(session)
-    return {"total": acc.total, "source": acc.source}
+    return {"total": acc.total, "source": acc.source,
+            "includes_harness_overhead": acc.includes_harness_overhead}
+
+
+def context_label(ctx: dict[str, Any]) -> str:
+    """How a context figure was made, in words: what every command prints beside it."""
+    src = ctx.get("source")
+    if src == "recorded":
+        return "recorded by the harness"
+    if ctx.get("includes_harness_overhead"):
+        return f"{src}, with the harness's system prompt and tools from its recorded usage"
+    return f"{src}, messages only: excludes the harness's system prompt and tools"
 
 
 def scale_to(estimates: dict[str, int], total: int) -> dict[str, int]:

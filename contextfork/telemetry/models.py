@@ -144,6 +144,14 @@ class Tokens(_Strict):
     last_output_tokens: int | None = None
     context_window: int | None = None
     context_used_percent: float | None = None
+    includes_harness_overhead: bool = Field(
+        default=False,
+        description="total holds the harness's system prompt and tool schemas (recorded, or "
+        "counted plus the overhead fitted on recorded usage); false: messages only",
+    )
+    harness_overhead: int | None = Field(
+        default=None, description="the overhead a counted total adds (null when recorded or unknown)"
+    )
 
 
 class StepStats(_Strict):

@@ -105,13 +105,17 @@ def badge(
     *,
     chain: int | None = None,
     source: str | None = None,
+    messages_only: bool = False,
 ) -> str:
     """``[ 🟢 34.2k tokens | Step 28 | Normal ]``.
 
-    A figure that is not the harness's recorded usage says so (``19.9k tokens (counted)``);
+    A figure that is not the harness's recorded usage says so (``19.9k tokens (counted)``,
+    with the harness overhead fitted on recorded usage; ``(counted, messages only)`` without);
     a fork shows its own steps beside the chain total (``Step 2 · chain 154``).
     """
     emoji = LEVELS[risk["level"]][3]
     how = f" ({source})" if source in ("counted", "estimated") and tokens is not None else ""
+    if how and messages_only:  # no recorded usage told the harness's own share
+        how = f" ({source}, messages only)"
     step = f"Step {steps}" + (f" · chain {chain}" if chain is not None else "")
     return f"[ {emoji} {format_tokens(tokens)} tokens{how} | {step} | {risk['label']} ]"

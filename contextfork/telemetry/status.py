@@ -102,7 +102,8 @@ def session_telemetry(
             breakdown_method=acc.breakdown_method,
             scaled_to_recorded=acc.scaled_to_recorded,
             last_output_tokens=acc.last_output_tokens, context_window=context_window,
-            context_used_percent=pct,
+            context_used_percent=pct, includes_harness_overhead=acc.includes_harness_overhead,
+            harness_overhead=acc.harness_overhead,
         ),
         "steps": StepStats(
             total=n_steps, since_compaction=len(acc.active_steps), since_fork=since_fork,
@@ -118,7 +119,7 @@ def session_telemetry(
         "billing": billing(session),
         "risk": RiskInfo(**risk, badge=policy.badge(
             acc.total, own_steps, risk, chain=n_steps if since_fork is not None else None,
-            source=acc.source,
+            source=acc.source, messages_only=not acc.includes_harness_overhead,
         )),
     }
 

@@ -124,12 +124,13 @@ def _window(ctx: Any) -> int | None:
 NEW_SESSION = "[ ⚪ new session | Step 0 ]"
 
 
-def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
+def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str, bool]:
     """A fork before its first own call: the context tokens ``contextfork fork`` counted for it.
 
     The usage on its copied lines was recorded for the original (before folding), so it is not
     the fork's footprint. Our fork record holds the fork's window, counted by the same function
-    ``status`` uses (without the record — another clone — the figure is unknown).
+    ``status`` uses, and whether it holds the harness overhead (without the record — another
+    clone — the figure is unknown).
     """
     sid = transcript.stem
     cur = here
@@ -142,14 +143,15 @@ def fork_footprint(here: Path, transcript: Path) -> tuple[int | None, str]:
             if isinstance(ctx, dict):
                 total = ctx.get("total")
                 if isinstance(total, int) and not isinstance(total, bool):
-                    return total, str(ctx.get("source") or "counted")
+                    return (total, str(ctx.get("source") or "counted"),
+                            ctx.get("includes_harness_overhead") is not True)
             break
         except Exception:  # noqa: BLE001, S110 - no record here (or an unsafe state dir)
             pass
         if cur.parent == cur:
             break
         cur = cur.parent
-    return None, "counted"
+    return None, "counted", False
 
 
 def _transcript(payload: dict[str, Any], here: Path) -> tuple[Path | None, bool]:
@@ -188,15 +190,16 @@ def render(payload: dict[str, Any]) -> str:
     else:
         state = cached_scan(transcript)
         steps = len(state.message_ids)
-        tokens, source = state.active_tokens, "recorded"
+        tokens, source, partial = state.active_tokens, "recorded", False
         chain = steps + len(state.inherited_ids) if state.inherited_ids else None
         if tokens is None and state.inherited_ids:
             if state.folded:
-                tokens, source = fork_footprint(here, transcript)
+                tokens, source, partial = fork_footprint(here, transcript)
             else:  # a verbatim copy: the same window, so the copied usage stands
                 tokens = state.inherited_tokens
         risk = policy.evaluate(tokens, steps, pol)  # a fork is judged on its own steps
-        line = policy.badge(tokens, steps, risk, chain=chain, source=source)
+        line = policy.badge(tokens, steps, risk, chain=chain, source=source,
+                            messages_only=partial)
         window = _window(payload.get("context_window"))
         if window and tokens is not None:
             line += f" {100 * tokens / window:.0f}% of {policy.format_tokens(window)}"

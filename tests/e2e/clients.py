@@ -143,6 +143,9 @@ def base_env(home: Path, *, path_extra: list[Path] | None = None) -> dict[str, s
         "GIT_COMMITTER_NAME": "E2E", "GIT_COMMITTER_EMAIL": "e2e@example.com",
         # cold, or through the suite's one command server (tests/conftest.py)
         **{k: v for k, v in os.environ.items() if k.startswith("CONTEXTFORK_SERVER")},
+        # a checkout under test that is not the venv's editable install (a git worktree):
+        # the client's hooks must run the code under test
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
     }
     home.mkdir(parents=True, exist_ok=True)
     return env

@@ -20,6 +20,7 @@ harmless too.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
@@ -50,6 +51,9 @@ class Usage:
     output_tokens: int = 40
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    # True: input_tokens is what the request really holds (o200k over its system prompt, tool
+    # schemas and messages), as a real API would report it, instead of the scripted figure
+    measured: bool = False
 
     @property
     def context(self) -> int:
@@ -105,6 +109,22 @@ def text_of(content: Any) -> str:
             elif block.get("type") == "tool_result":
                 out.append(text_of(block.get("content")))
     return "\n".join(out)
+
+
+def request_tokens(body: dict[str, Any]) -> int:
+    """o200k tokens of everything a request sends: system prompt, tool schemas, messages."""
+    from contextfork.tokens import count_tokens
+
+    system = body.get("system")
+    parts = [text_of(system) if isinstance(system, list) else str(system or "")]
+    parts.append(json.dumps(body.get("tools") or [], ensure_ascii=False))
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        parts.append(text_of(content))
+        if isinstance(content, list):
+            parts += [json.dumps(b.get("input"), ensure_ascii=False) for b in content
+                      if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return sum(count_tokens(p) for p in parts if p)
 
 
 def request_text(body: dict[str, Any]) -> str:
@@ -173,6 +193,9 @@ class MockAnthropic(MockServer):
             body = req.body if isinstance(req.body, dict) else {}
             kind = classify(body)
             reply = self._take(kind, body)
+            if reply is not None and reply.usage.measured:
+                reply = dataclasses.replace(reply, usage=dataclasses.replace(
+                    reply.usage, input_tokens=request_tokens(body), measured=False))
             if reply is None:
                 if kind == "compact":
                     reply = Reply(text=DEFAULT_SUMMARY, usage=Usage(input_tokens=2000))

@@ -57,12 +57,14 @@ def test_pre_compact_twice_in_one_session_folds_and_exports_both_times(
 def test_fork_after_a_compaction_exits_0_and_keeps_the_preserved_segment(
     repo: Repo, tmp_path: Path
 ) -> None:
-    # results big enough that stubbing them makes the fork smaller (a fork that saves
-    # nothing is not written)
+    # results big enough that stubbing them makes the fork file smaller; --force because the
+    # stubs in the live view save less than the resume brief adds (that refusal is tested in
+    # test_fork.py) — this test is about how the fork keeps the preserved segment
     t = cc21.write_lines(tmp_path / "proj" / f"{SID}.jsonl", _padded(cc21.upto("s5")))
     assert _pre_compact(repo, t).returncode == 0  # step 5 folded while still growing
     cc21.write_lines(t, _padded(cc21.lines()))
-    res = cli("fork", "--transcript", str(t), "--json", "--min-chars", "10", cwd=repo.path)
+    res = cli("fork", "--transcript", str(t), "--json", "--min-chars", "10", "--force",
+              cwd=repo.path)
     assert res.returncode == 0, res.stderr + res.stdout
     fork = Path(res.json()["data"]["fork"])
     lines = [json.loads(x) for x in fork.read_text().splitlines()]

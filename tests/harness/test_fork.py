@@ -172,3 +172,51 @@ def test_every_stub_verifies_even_when_many_are_made(
     data = _fork(repo, t, "--min-chars", min_chars)
     assert data["stubbed"] == 2  # the error output is now long enough too
     assert load_session(Path(str(data["fork"]))).steps[1].tool_results[0].is_error
+
+
+def test_a_fork_pages_in_what_it_folded_out_but_not_what_it_shows(repo: Repo, tmp_path: Path) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    data = _fork(repo, t, "--min-chars", "500")
+
+    def ask(prompt: str) -> str:
+        payload = {"session_id": data["session_id"], "transcript_path": data["fork"],
+                   "cwd": str(repo.path), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+        res = run_cli("hook", "user-prompt-submit", cwd=repo.path, input=json.dumps(payload))
+        assert res.returncode == 0, res.stderr
+        out = json.loads(res.stdout) if res.stdout.strip() else {}
+        return str((out.get("hookSpecificOutput") or {}).get("additionalContext", ""))
+
+    assert cc_fixture.BIG_MARKER in ask(f"show the {cc_fixture.BIG_MARKER} lines")  # stubbed
+    # the failing test's output was copied into the fork as it was: the model sees it already
+    assert "<cold-step" not in ask("why did test_charge fail?")
+
+
+def test_a_fork_after_a_compaction_that_would_not_shrink_the_next_request_writes_nothing_unless_forced(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    last = json.loads(t.read_text().splitlines()[-1])
+    base = {k: last[k] for k in ("cwd", "sessionId", "version", "gitBranch", "userType")}
+    boundary = {**base, "type": "system", "subtype": "compact_boundary", "isSidechain": False,
+                "parentUuid": None, "logicalParentUuid": last["uuid"], "uuid": "cb-1",
+                "content": "Conversation compacted", "timestamp": "2026-02-11T10:00:00.000Z",
+                "compactMetadata": {"trigger": "manual", "preTokens": 12000}}
+    summary = {**base, "type": "user", "isSidechain": False, "parentUuid": "cb-1",
+               "uuid": "cs-1", "isCompactSummary": True, "timestamp": "2026-02-11T10:00:01.000Z",
+               "message": {"role": "user", "content": "Summary: grep found the port lines."}}
+    with open(t, "a", encoding="utf-8") as fh:
+        for obj in (boundary, summary):
+            fh.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    before = sorted(p.name for p in t.parent.iterdir())
+
+    data = _fork(repo, t, "--min-chars", "500")  # the large result is before the compaction
+
+    assert data["fork"] is None and "would not make the next request smaller" in str(
+        data["nothing_to_save"])
+    assert sorted(p.name for p in t.parent.iterdir()) == before
+    packages = repo.path / ".contextfork" / "packages"
+    assert not packages.exists() or not any(packages.iterdir())  # nothing written at all
+    forced = _fork(repo, t, "--min-chars", "500", "--force")
+    assert forced["fork"] is not None and Path(str(forced["fork"])).is_file()
+    assert [p.name for p in Path(str(forced["fork"])).parent.glob("*.jsonl")] == [
+        f"{forced['session_id']}.jsonl"]  # the refused run left no session there

@@ -276,3 +276,38 @@ def test_a_recorded_peek_stays(repo: Repo) -> None:
     sent = _sent(answers[-1])
     peek = next(m for m in sent if m["role"] == "toolResult" and m["toolCallId"] == "toolu_peek")
     assert "exact original bytes" in peek["content"][0]["text"]
+
+
+def test_fold_notes_name_only_the_verbs_pis_model_has(repo: Repo) -> None:
+    sess = _session(repo.path)
+    answers = _drive(sess, pi_messages(40))
+    assert answers[-1]["stats"]["epochs"] >= 1
+    assert sess.last_view is not None
+    notes = [m.content for m in sess.last_view.messages if m.kind == "note"]
+    assert notes, "nothing was folded"
+    for note in notes:  # pi's tool has peek; it has no `restore` command
+        assert "restore" not in note and "contextfork_context" in note and "peek" in note
+
+
+def test_staging_between_calls_leaves_the_first_epoch_nothing_to_store(repo: Repo) -> None:
+    """Fold ahead of need: while pi is idle the worker stores finished steps' originals, so
+    the call that commits the first epoch of a long session writes nothing to the store."""
+    sess = _session(repo.path)
+    sent = 0
+    committed = False
+    for ctx in calls(pi_messages(40)):
+        prev = fingerprint(ctx[sent - 1]) if sent else None
+        assert sess.sync(sent, prev, json.loads(json.dumps(ctx[sent:])))
+        sent = len(ctx)
+        before = set(sess.stored)
+        epochs = sess.last_view.epochs if sess.last_view is not None else 0
+        answer = sess.render()
+        assert "why" not in answer, answer["why"]
+        if sess.last_view is not None and sess.last_view.epochs > epochs:
+            committed = True
+            removed = {r.step for r in sess.last_view.removals}
+            assert removed and removed <= before, "the epoch had to store originals in the call"
+        while sess.stage():  # idle: a few steps per slice until nothing is left
+            pass
+        assert all(s.index in sess.stored for s in sess.live.steps[:-1])
+    assert committed

@@ -145,6 +145,20 @@ def test_counted_source_when_nothing_is_recorded(tmp_path: Path) -> None:
     assert data["billing"]["method"] == "step-usage"
 
 
+def test_a_counted_figure_without_recorded_usage_says_it_excludes_the_harness_overhead(
+    tmp_path: Path,
+) -> None:
+    msgs = [{"role": "user", "content": "hello world " * 20}, {"role": "assistant", "content": "hi"}]
+    f = tmp_path / "chat.json"
+    f.write_text(json.dumps(msgs))
+    data = cli("status", "--json", "--transcript", str(f), cwd=tmp_path).json()["data"]
+    assert data["tokens"]["includes_harness_overhead"] is False
+    assert data["tokens"]["harness_overhead"] is None
+    assert "(counted, messages only)" in data["risk"]["badge"]
+    text = cli("render", "--transcript", str(f), cwd=tmp_path).stdout
+    assert "messages only: excludes the harness's system prompt and tools" in text
+
+
 def test_policy_init_show_and_a_bad_policy_names_the_field(repo: Repo, tmp_path: Path) -> None:
     res = cli("policy", "init", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
