@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import __version__, atomic, gitstate
+from contextfork import __version__, atomic, gitstate, provenance
 from contextfork.envelope import Problem
 from contextfork.errors import GitError
 from contextfork.gitstate import pipes
@@ -331,7 +331,10 @@ def _write_package(
         "files": entries,
         "package_sha256": canonical_sha256(entries),
     }
-    atomic.write_into(staging, "manifest.json", atomic.dump_json_bytes(manifest))
+    manifest_bytes = atomic.dump_json_bytes(manifest)
+    atomic.write_into(staging, "manifest.json", manifest_bytes)
+    # made here: recorded in the git dir before it is published (contextfork.provenance)
+    provenance.record_manifest(root, package_id, manifest_bytes, "export")
     final = packages_dir(root) / package_id
     atomic.publish_dir(staging, final, writer=writer)
     problems = [

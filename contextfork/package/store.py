@@ -48,6 +48,25 @@ def latest_package(root: Path) -> PackageRef | None:
     return refs[-1] if refs else None
 
 
+def latest_offered(root: Path) -> PackageRef:
+    """The newest package this user exported, pulled or trusted here (``contextfork.provenance``):
+    what ``resume`` and the MCP tools take when no package is named."""
+    from contextfork import provenance
+
+    refs = list_packages(root)
+    for ref in reversed(refs):
+        if provenance.standing(root, ref.package_id, ref.path).offered:
+            return ref
+    if not refs:
+        return resolve_in(root, None)  # the usual "no packages" error
+    raise NotFoundError(
+        f"none of the {len(refs)} package(s) in {packages_dir(root)} was exported, pulled or "
+        "trusted here",
+        hint="`contextfork packages list` shows them; inspect one, then "
+        "`contextfork resume ID --trust` accepts it",
+    )
+
+
 def is_bare_id(spec: str) -> bool:
     """An id or id prefix, not a path: no separator, not '.' or '..'."""
     return "/" not in spec and "\\" not in spec and os.sep not in spec and spec not in (".", "..")

@@ -24,7 +24,11 @@ def render(
     drift: DriftReport,
     consumed: ConsumedState,
     applied: ApplyOutcome | None = None,
+    origin: dict[str, Any] | None = None,
 ) -> str:
+    """``origin``: the package's provenance record (``contextfork.provenance``)."""
+    from contextfork.provenance import describe, is_foreign
+
     files: list[tuple[str, list[str]]] = [
         ("Changed since export", drift.changed),
         ("Missing (in the package, not here)", drift.missing),
@@ -41,5 +45,7 @@ def render(
         "applied": applied.to_json() if applied else None,
         "consumed_before": [c.model_dump() for c in consumed.consumptions],
         "session": meta.parent_session_id,
+        "origin": describe(origin) if origin else "unknown (no provenance record)",
+        "foreign": origin is None or is_foreign(origin),
     }
     return render_template("resume_brief.md.j2", **ctx)
