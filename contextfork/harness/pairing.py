@@ -71,7 +71,16 @@ def _packages(root: Path) -> list[tuple[str, Path]]:
 
 
 def _vouched(root: Path, pid: str, path: Path) -> bool:
-    return provenance.standing(root, pid, path).offered
+    """Exported, pulled or trusted here and unchanged since; with
+    ``contextfork.requireSignedPackages`` a foreign one only with a verified signature."""
+    st = provenance.standing(root, pid, path)
+    if not st.offered or st.record is None:
+        return False
+    if not provenance.is_foreign(st.record):
+        return True
+    from contextfork import signing  # lazy: git runs only for a package not made here
+
+    return not signing.required(root)
 
 
 def consumers(pkg: Path) -> list[str | None]:
