@@ -212,6 +212,8 @@ def get_package_details(workspace: str | None = None, package: str | None = None
     def run() -> Result:
         import json
 
+        from contextfork import provenance
+
         root = workspace_root(workspace)
         ref = offered_ref(root, package)
 
@@ -229,6 +231,7 @@ def get_package_details(workspace: str | None = None, package: str | None = None
             "handoff": handoff,
             "unfilled": unfilled(handoff),
             "consumed": consumed,
+            "provenance": provenance.standing(root, ref.package_id, ref.path).record,
         }
         return Result("packages show", data=data, text=f"package {ref.package_id}")
 

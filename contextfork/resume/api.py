@@ -53,7 +53,8 @@ def resume(
     standing = provenance.standing(root, ref.package_id, ref.path)
     if trust and not standing.offered:
         # the user vouches for these bytes after inspecting them: checked below like any other
-        provenance.record_package(root, ref.package_id, ref.path, "trust")
+        prior = provenance.package_record(root, ref.package_id)  # kept for the audit trail
+        provenance.record_package(root, ref.package_id, ref.path, "trust", replaced=prior)
         standing = provenance.standing(root, ref.package_id, ref.path)
     if not standing.offered:
         raise NotProvenanced(
