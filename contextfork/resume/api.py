@@ -51,6 +51,9 @@ def resume(
     newest package that is offered."""
     ref = store.resolve(root, spec) if spec else store.latest_offered(root)
     standing = provenance.standing(root, ref.package_id, ref.path)
+    if trust and not standing.offered and signing.required(root):
+        raise NotProvenanced(f"{standing.problem}; --trust cannot stand in for a signature while "
+                             "contextfork.requireSignedPackages is true")  # fmt: skip
     if trust and not standing.offered:
         # the user vouches for these bytes after inspecting them: checked below like any other
         prior = provenance.package_record(root, ref.package_id)  # kept for the audit trail

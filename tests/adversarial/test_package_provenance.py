@@ -372,3 +372,26 @@ def test_fold_pull_refuses_a_300_mb_node_without_reading_it(
     else:
         assert "does not start with b'{'" in proc.stderr
     assert not (b.path / ".contextfork" / "cold" / SESSION / "cold_nodes").exists()
+
+
+def test_resume_trust_accepts_an_inspected_package_but_not_against_required_signatures(
+    tmp_path: Path,
+) -> None:
+    author = make_repo(tmp_path / "other")
+    pid = cli("export", "--goal", "their work", "--json", cwd=author.path).json()["data"]["package_id"]
+    author.git("add", "-f", ".contextfork/packages")
+    author.commit_all("ship a package")
+    git(tmp_path, "clone", "-q", str(author.path), str(tmp_path / "mine"))
+    mine = Repo(tmp_path / "mine")
+    mine.git("config", "contextfork.requireSignedPackages", "true")
+    res = cli("resume", pid, "--trust", cwd=mine.path)
+    assert res.returncode == 3 and "cannot stand in for a signature" in res.stderr
+    assert cli("packages", "list", "--json", cwd=mine.path).json()["data"]["packages"][0][
+        "provenance"] == "no_provenance"  # nothing recorded
+    mine.git("config", "contextfork.requireSignedPackages", "false")
+    res = cli("resume", pid, "--trust", cwd=mine.path)
+    assert res.returncode == 0 and "accepted by hand" in res.stdout, res.stderr
+    listed = cli("packages", "list", "--json", cwd=mine.path).json()["data"]["packages"]
+    assert [(p["offered"], p["provenance"]) for p in listed] == [(True, "trust")]
+    brief = _session_start(mine.path)
+    assert pid in brief and "NOT written on this machine" in brief
