@@ -43,11 +43,6 @@ def list_packages(root: Path) -> list[PackageRef]:
     return sorted(refs, key=lambda r: r.package_id)
 
 
-def latest_package(root: Path) -> PackageRef | None:
-    refs = list_packages(root)
-    return refs[-1] if refs else None
-
-
 def latest_offered(root: Path) -> PackageRef:
     """The newest package this user exported, pulled or trusted here (``contextfork.provenance``):
     what ``resume`` and the MCP tools take when no package is named."""
