@@ -131,10 +131,24 @@ def local_problems(
                                  "record, and contextfork.requireSignedPackages accepts only "
                                  "packages exported here or pulled with a verified signature"))  # fmt: skip
         elif origin != "export" and sha is None:
-            problems.append(_err("unsigned_package", f"package {package_id} was {origin}ed "
+            problems.append(_err("unsigned_package", f"package {package_id} was {_verb(record)} "
                                  "without a verified signature, and "
                                  "contextfork.requireSignedPackages is true"))  # fmt: skip
     return problems
+
+
+def unsigned_refusal(root: Path, st: provenance.Standing) -> str | None:
+    """Why an offered package must still not be offered: its text was neither written here nor
+    signed by a trusted key, and ``contextfork.requireSignedPackages`` is true (git runs only
+    for such a package)."""
+    if st.record is None or not provenance.is_foreign(st.record) or not required(root):
+        return None
+    return (f"package {st.record.get('package_id')} was {_verb(st.record)} without a verified "
+            "signature, and contextfork.requireSignedPackages is true")  # fmt: skip
+
+
+def _verb(record: dict[str, Any]) -> str:
+    return {"pull": "pulled", "trust": "trusted"}.get(str(record.get("origin")), "recorded")
 
 
 def provenance_problems(
@@ -156,5 +170,5 @@ def provenance_problems(
 
 __all__ = [
     "CODES", "differing_files", "fetched_refusal", "local_problems", "provenance_problems",
-    "required", "verified_signature", "wanted",
+    "required", "unsigned_refusal", "verified_signature", "wanted",
 ]  # fmt: skip

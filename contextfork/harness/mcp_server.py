@@ -198,11 +198,16 @@ def offered_ref(root: Path, package: str | None) -> Any:
 
     spec = package_spec(root, package)
     ref = store.resolve(root, spec) if spec else store.latest_offered(root)
+    from contextfork import signing
+
     st = provenance.standing(root, ref.package_id, ref.path)
     if not st.offered:
         raise NotProvenanced(f"{st.problem}; not handed to an agent",
                              hint=f"a person can inspect it and run `contextfork resume "
                              f"{ref.package_id} --trust`")  # fmt: skip
+    unsigned = signing.unsigned_refusal(root, st)
+    if unsigned:
+        raise NotProvenanced(f"{unsigned}; not handed to an agent")
     return ref
 
 

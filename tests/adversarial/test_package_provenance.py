@@ -187,7 +187,9 @@ def test_validate_fails_on_a_pulled_signed_package_edited_and_rehashed(
 
 
 @needs_ssh
-def test_validate_fails_on_an_unsigned_package_when_signatures_are_required(tmp_path: Path) -> None:
+def test_validate_fails_on_an_unsigned_package_when_signatures_are_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _remote, a, b = clones_of_one_remote(tmp_path)
     pid = cli("export", "--json", cwd=a.path).json()["data"]["package_id"]
     assert cli("push", "origin", cwd=a.path).returncode == 0
@@ -199,6 +201,11 @@ def test_validate_fails_on_an_unsigned_package_when_signatures_are_required(tmp_
     assert any(p["code"] == "unsigned_package" for p in res.json()["problems"])
     assert cli("resume", pid, cwd=b.path).returncode == 3
     assert pid not in _session_start(b.path)
+    monkeypatch.setenv("CONTEXTFORK_ALLOWED_ROOTS", str(b.path))
+    ws = {"workspace": str(b.path)}
+    for is_error, text in _mcp([("read_handoff_summary", ws), ("resume_session_context", ws),
+                                ("get_package_details", {**ws, "package": pid})]):  # fmt: skip
+        assert is_error and "requireSignedPackages" in text, text
 
 
 def _unsigned_commit_of(repo: Repo, pkg: Path) -> str:
