@@ -309,6 +309,19 @@ def _adopt(root: Path, package_id: str, commit: str, remote: str) -> Problem | N
     return None
 
 
+def _signed_first(root: Path, refs: dict[str, str]) -> list[tuple[str, str]]:
+    """Fetched refs, signed commits first: an unsigned package from a remote that signs is
+    then held whatever the order of their ids (a ref naming no commit sorts last; refused)."""
+
+    def unsigned(item: tuple[str, str]) -> bool:
+        try:
+            return not gitstate.is_signed(root, item[1])
+        except GitError:
+            return True
+
+    return sorted(sorted(refs.items()), key=unsigned)
+
+
 def pull(root: Path, remote: str, *, with_cold: bool = False) -> Result:
     prefix = _tracking_prefix(remote)
     heads = _tracking_prefix(remote, "-head")
@@ -316,17 +329,17 @@ def pull(root: Path, remote: str, *, with_cold: bool = False) -> Result:
     exclude_state_dir(root)
     local = {r.package_id for r in store.list_packages(root)}
     pulled, present, signed, problems = [], [], [], []
-    fetched = sorted(gitstate.refs_under(root, prefix).items())
-    # signed ones first: an unsigned package from a remote that signs is then held, in any order
-    fetched.sort(key=lambda item: not gitstate.is_signed(root, item[1]))
-    for name, sha in fetched:
+    for name, sha in _signed_first(root, gitstate.refs_under(root, prefix)):
         package_id = name[len(prefix):]
         if not ID_RE.match(package_id):
             problems.append(Problem("error", "unsafe_id", "package id refused", package_id))
             continue
         if package_id in local:
             present.append(package_id)
-            adopted = _adopt(root, package_id, sha, remote)
+            try:
+                adopted = _adopt(root, package_id, sha, remote)
+            except (IntegrityError, GitError) as exc:
+                adopted = Problem("warning", "present_unverified", exc.message, package_id)
             if adopted is not None:
                 problems.append(adopted)
             continue
