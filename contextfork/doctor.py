@@ -159,6 +159,57 @@ def check_cold(root: Path) -> list[Check]:
     return out
 
 
+def _committed_state(root: Path) -> list[str]:
+    """Paths under ``.contextfork/`` that the repository itself tracks (one ``git ls-files``)."""
+    from contextfork import gitstate
+
+    data = gitstate.run(root, ["ls-files", "-z", "--", layout.STATE_DIR], check=False).stdout
+    return sorted(p.decode("utf-8", "surrogateescape") for p in data.split(b"\0") if p)
+
+
+def check_packages(root: Path) -> list[Check]:
+    """One line per package no session is offered (``contextfork.provenance``) and per
+    committed ``.contextfork/`` entry: a repository's own files there are never trusted."""
+    from contextfork import provenance
+    from contextfork.package import store
+
+    try:
+        refs = store.list_packages(root)
+    except ContextforkError as err:
+        return [Check("packages", "error", err.one_line(), err.hint)]
+    committed = _committed_state(root)
+    tops = sorted({"/".join(p.split("/")[:3]) for p in committed})  # .contextfork/<kind>/<name>
+    out = []
+    for ref in refs:
+        st = provenance.standing(root, ref.package_id, ref.path)
+        if st.offered:
+            continue
+        rel = layout.rel(layout.PACKAGES, ref.package_id)
+        name, pid = f"package {ref.package_id}", ref.package_id
+        if rel in tops:
+            out.append(Check(name, "warning", f"committed to the repository ({rel}); never "
+                             "offered to a session", f"git rm -r --cached {rel} (and ask why it "
+                             "was committed)"))  # fmt: skip
+        elif st.code == "provenance_mismatch":
+            out.append(Check(name, "warning", f"{st.problem}; never offered",
+                             f"`contextfork validate {pid}`; remove it, or accept these bytes "
+                             f"with `contextfork resume {pid} --trust`"))  # fmt: skip
+        else:
+            out.append(Check(name, "warning", f"{st.problem}; never offered", f"inspect it "
+                             f"(`contextfork validate {pid}`), then `contextfork resume {pid} "
+                             "--trust`, or remove it"))  # fmt: skip
+    named = {layout.rel(layout.PACKAGES, r.package_id) for r in refs}
+    for top in tops:
+        if top not in named:
+            out.append(Check(f"committed {top}", "warning", f"{top} is committed to the "
+                             "repository; contextfork never trusts it as its own state",
+                             f"git rm -r --cached {top}"))  # fmt: skip
+    if not out:
+        return [Check("packages", "ok", f"{len(refs)} package(s), each exported, pulled or "
+                      "trusted here")]  # fmt: skip
+    return out
+
+
 # ------------------------------------------------------------------ hooks
 
 
@@ -377,7 +428,7 @@ def run(start: Path | None = None) -> Result:
     if root is not None:
         checks.append(check_harness("hooks codex", codex_hooks_path(root),
                                     "contextfork hooks install --codex", runs))  # fmt: skip
-        checks += [check_policy(root), *check_cold(root)]
+        checks += [check_policy(root), *check_packages(root), *check_cold(root)]
     checks += [check_tokenizer(), check_mcp(), check_server()]
     counts = {s: sum(c.status == s for c in checks) for s in ("ok", "warning", "error")}
     return Result(

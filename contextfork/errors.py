@@ -50,6 +50,10 @@ class UnsafeStateDir(IntegrityError):
     """``.contextfork`` (or a part of it) is a symlink or a file: never read or written through."""
 
 
+class NotProvenanced(IntegrityError):
+    """A package nobody made, pulled or accepted here (``contextfork.provenance``): not resumed."""
+
+
 class NotFoundError(ContextforkError):
     exit_code = ExitCode.NOT_FOUND
 

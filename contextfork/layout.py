@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -264,6 +265,50 @@ def pending_note_rel() -> str:
 
 def pending_note_key_rel() -> str:
     return rel(*_PENDING_KEY)
+
+
+# --- the git dir: what a clone's files cannot write ---------------------------------------------
+
+_PROVENANCE = ("contextfork", "provenance")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def git_common_dir(root: Path) -> Path | None:
+    """The repository's git dir shared by all its work trees (``git rev-parse --git-common-dir``),
+    found without a git process: ``.git`` itself, or the ``gitdir:`` file's target and its
+    ``commondir``. None when neither reads."""
+    dotgit = Path(root) / ".git"
+    try:
+        if dotgit.is_dir():
+            return dotgit
+        with open(dotgit, "rb") as fh:
+            line = fh.read(4096).split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir: "):
+        return None
+    gdir = Path(root, line[len("gitdir: "):].strip())
+    try:
+        common = (gdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gdir  # a submodule's or the main git dir: its own common dir
+    return Path(gdir, common) if common else gdir
+
+
+def provenance_dir(root: Path, kind: str) -> Path | None:
+    """``<git common dir>/contextfork/provenance/<kind>``: who made or verified each package
+    (``packages``), pulled cold session (``cold``) and what each remote delivered (``remotes``).
+    In the git dir because nothing a repository commits can land there."""
+    common = git_common_dir(root)
+    return None if common is None else common.joinpath(*_PROVENANCE, kind)
+
+
+def provenance_file(root: Path, kind: str, name: str) -> Path | None:
+    """One record (``<name>.json``); None for a name that could not be a file name of ours."""
+    base = provenance_dir(root, kind)
+    if base is None or not _SAFE_NAME.match(name):
+        return None
+    return base / f"{name}.json"
 
 
 # --- the user cache -----------------------------------------------------------------------------

@@ -224,3 +224,27 @@ def clones_of_one_remote(tmp_path: Path) -> tuple[Path, Repo, Repo]:
         r.git("config", "user.name", "Test Author")
         clones.append(r)
     return remote, clones[0], clones[1]
+
+
+def ssh_key(where: Path, name: str) -> tuple[Path, str]:
+    """A new ed25519 key pair for git's ssh signing: (private key file, public key line)."""
+    key = where / "keys" / name
+    key.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)],
+                   check=True, capture_output=True)  # fmt: skip
+    return key, key.with_suffix(".pub").read_text().strip()
+
+
+def sign_with(repo: Repo, key: Path) -> None:
+    """Commits (and so pushed packages) in ``repo`` are signed with ``key``."""
+    repo.git("config", "gpg.format", "ssh")
+    repo.git("config", "user.signingkey", str(key))
+    repo.git("config", "commit.gpgsign", "true")
+
+
+def trust_keys(repo: Repo, where: Path, *pubs: str) -> None:
+    """``repo`` verifies ssh signatures against exactly ``pubs`` (an allowed signers file)."""
+    signers = where / f"allowed_signers_{repo.path.name}"
+    signers.write_text("".join(f"author@example.com {p}\n" for p in pubs))
+    repo.git("config", "gpg.format", "ssh")
+    repo.git("config", "gpg.ssh.allowedSignersFile", str(signers))

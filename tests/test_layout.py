@@ -149,3 +149,17 @@ def test_the_state_path_check_catches_the_forms_it_is_for(tmp_path: Path) -> Non
     )
     hits = _hand_written_state_paths(sample)
     assert sorted(h.split(":")[1] for h in hits) == ["2", "3", "4", "5"]
+
+
+def test_git_common_dir_agrees_with_git_for_repos_worktrees_and_submodules(tmp_path: Path) -> None:
+    """Provenance records live there: every work tree of a repository must find the same one."""
+    main = make_repo(tmp_path / "main")
+    main.git("worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
+    sub = make_repo(tmp_path / "subsrc")
+    main.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub.path), "mod")
+    for top in (main.path, tmp_path / "linked", main.path / "mod"):
+        want = Path(git(top, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+        found = layout.git_common_dir(top)
+        assert found is not None and found.resolve() == want.resolve(), top
+    assert layout.provenance_file(main.path, "packages", "../x") is None
+    assert layout.git_common_dir(tmp_path / "nowhere") is None

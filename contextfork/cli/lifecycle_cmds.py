@@ -50,6 +50,10 @@ def register(app: typer.Typer) -> None:
             "--codex", help="Write the package's conversation for `codex resume` here.")] = False,
         pi: Annotated[bool, typer.Option(
             "--pi", help="Write the package's conversation for `pi --session` here.")] = False,
+        trust: Annotated[
+            bool, typer.Option(help="Accept a package that was not exported or pulled here "
+                               "(after inspecting it); recorded, so sessions are offered it.")
+        ] = False,
         repo: RepoOpt = None,
         json: JsonOpt = False,
     ) -> None:
@@ -70,7 +74,7 @@ def register(app: typer.Typer) -> None:
 
         emit(do_resume(repo_root(repo), package, apply=apply, strict=strict, force=force,
                        allow_different_head=allow_different_head, session_id=session,
-                       mark=apply if mark_consumed is None else mark_consumed),
+                       mark=apply if mark_consumed is None else mark_consumed, trust=trust),
              json)  # fmt: skip
 
     packages = typer.Typer(help="List, show and clean packages.", no_args_is_help=True)

@@ -138,17 +138,54 @@ def fold_session(
                   text=f"folded {total} steps into {layout.dir} ({written} new, {redactions} redactions)")
 
 
+class Pulled:
+    """A session ``fold pull`` brought here (``contextfork.provenance``): page-in uses only the
+    nodes its record lists, unchanged, and labels each block as another machine's."""
+
+    def __init__(self, nodes: dict[int, str], label: str) -> None:
+        self.nodes = nodes
+        self.label = label
+
+
+def pulled_session(layout: StoreLayout) -> Pulled | None:
+    """None for a store this machine folded (no pull record). With
+    ``contextfork.requireSignedPackages`` a pull without a verified signature gives no node."""
+    from contextfork import provenance
+    from contextfork.layout import COLD, STATE_DIR
+
+    where = layout.dir.parent
+    if where.name != COLD or where.parent.name != STATE_DIR:
+        return None  # a store outside a repository's state dir is never pulled
+    root = where.parent.parent
+    rec = provenance.cold_record(root, layout.session_id)
+    if rec is None:
+        return None
+    nodes = provenance.pulled_nodes(rec)
+    if provenance.is_foreign(rec):
+        from contextfork import signing  # lazy: git runs only for an unsigned pulled session
+
+        if signing.required(root):
+            nodes = {}
+    return Pulled(nodes, provenance.cold_label(rec))
+
+
 def _render_picks(
-    layout: StoreLayout, picks: list[Any], char_budget: int | None, conn: Any = None
+    layout: StoreLayout, picks: list[Any], char_budget: int | None, conn: Any = None,
+    pulled: Pulled | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Each pick as the block that is injected (content, verified windows or summary), in
     selection order; a pick that does not fit ``char_budget`` is shrunk to windows or left out
-    (and then is not recorded as hydrated)."""
+    (and then is not recorded as hydrated). In a ``pulled`` session a node its record does not
+    list as it is now (rewritten and re-hashed after the pull, or added since) is left out."""
     shown: list[dict[str, Any]] = []
     left_out: list[dict[str, Any]] = []
     used = 0
     for pick in picks:
         node = read_node(layout, pick.step_id, conn=conn)  # identities and index record checked
+        if pulled is not None and pulled.nodes.get(pick.step_id) != node["artifact_sha256"]:
+            left_out.append({"step_id": pick.step_id, "sha256": node["payload_sha256"],
+                             "reason": "not_provenanced"})  # fmt: skip
+            continue
         mode, tokens, body = pick.mode, pick.tokens, ""
         if mode == "window":
             body, tokens, _ = window_body(node, pick.terms, pick.tokens)
@@ -157,11 +194,15 @@ def _render_picks(
         else:
             body = body_of(node, mode)
         block = render_block(node, body, mode)
+        if pulled is not None:
+            block = pulled.label + "\n" + block
         room = None if char_budget is None else char_budget - used
         if room is not None and len(block) > room and pick.terms and room > 400:
             body, tokens, _ = window_body(node, pick.terms, (room - 200) // 4)
             mode = "window"
             block = render_block(node, body, mode) if body else ""
+            if block and pulled is not None:
+                block = pulled.label + "\n" + block
         if not block or (room is not None and len(block) > room):
             left_out.append({"step_id": pick.step_id, "sha256": node["payload_sha256"],
                              "reason": "over_char_cap"})  # fmt: skip
@@ -208,6 +249,7 @@ def scan(
                                          "context": "", "tokens": 0, "store": "absent"},
                       text="(no cold store)")
     policy = load_policy(layout)
+    pulled = pulled_session(layout)
     with store_lock(layout):
         state = begin_turn(layout)
         budget = min(int(policy["per_call_token_cap"]), int(policy["per_turn_token_cap"]))
@@ -215,7 +257,7 @@ def scan(
             sel = select(conn, prompt, budget, follow_refs=int(policy.get("follow_refs", 1)),
                          preferred=_pinned(layout, conn), peek=Peek(layout), live=live)
             state["calls"] = 1
-            shown, left_out = _render_picks(layout, sel.picks, char_budget, conn)
+            shown, left_out = _render_picks(layout, sel.picks, char_budget, conn, pulled)
         for s in shown:
             record(state, int(s["step_id"]), int(s["tokens"]), str(s["mode"]))
         save_turn(layout, state)
@@ -226,7 +268,9 @@ def scan(
         "turn": state["turn"],
         "terms": sel.terms,
         "selected": shown,
-        "over_char_cap": left_out,
+        "over_char_cap": [o for o in left_out if o["reason"] == "over_char_cap"],
+        "not_provenanced": [o for o in left_out if o["reason"] == "not_provenanced"],
+        "pulled": pulled.label if pulled is not None else None,
         "filler_terms": sel.filler,
         "dropped": sel.dropped,
         "skipped_superseded": sel.skipped_superseded,

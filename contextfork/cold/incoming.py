@@ -46,13 +46,20 @@ from contextfork.testhooks import kill_point
 
 NODES_DIR = "cold_nodes"
 MAX_ENV = "CONTEXTFORK_COLD_PULL_MAX_BYTES"
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # one session's nodes, and any one node
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # one session's nodes
+NODE_MAX_ENV = "CONTEXTFORK_COLD_PULL_MAX_NODE_BYTES"
+DEFAULT_NODE_MAX_BYTES = 128 * 1024 * 1024  # any one node (read whole to verify it)
 STAGING = ".pull-"  # node files being written, inside the session directory
 
 
 def max_bytes() -> int:
-    """Most bytes one pulled session (and any one of its objects) may hold (env overrides)."""
+    """Most bytes one pulled session may hold (env overrides)."""
     return positive_int(MAX_ENV, DEFAULT_MAX_BYTES)
+
+
+def max_node_bytes() -> int:
+    """Most bytes one pulled node may hold (env overrides); never more than a session."""
+    return min(positive_int(NODE_MAX_ENV, DEFAULT_NODE_MAX_BYTES), max_bytes())
 
 
 @dataclass
@@ -62,6 +69,7 @@ class Incoming:
     session: str
     commit: str
     nodes: int = 0  # entries in the fetched tree
+    steps: list[int] = field(default_factory=list)  # their step ids
     new: list[tuple[bytes, dict[str, Any]]] = field(default_factory=list)  # (bytes, node)
     adopt: list[int] = field(default_factory=list)  # identical local files the index lacks
 
@@ -103,7 +111,7 @@ def node_step(path: str) -> int | None:
 def check_tree(session: str, entries: list[gitstate.TreeEntry]) -> dict[int, gitstate.TreeEntry]:
     """Step id → entry, after refusing any hostile entry and any oversize object or total."""
     out: dict[int, gitstate.TreeEntry] = {}
-    limit, total = max_bytes(), 0
+    limit, node_limit, total = max_bytes(), max_node_bytes(), 0
     for e in entries:
         problem = _entry_problem(e)
         if problem:
@@ -114,10 +122,13 @@ def check_tree(session: str, entries: list[gitstate.TreeEntry]) -> dict[int, git
             raise _refuse(session, f"tree lists {e.path!r} twice")
         out[sid] = e
         total += e.size or 0
-        if (e.size or 0) > limit or total > limit:
-            big = e.size if (e.size or 0) > limit else total
-            raise _refuse(session, f"{big} bytes ({e.path!r}) exceed the pull limit of {limit} "
+        if total > limit:
+            raise _refuse(session, f"{total} bytes ({e.path!r}) exceed the pull limit of {limit} "
                                    f"bytes (no object was read; set {MAX_ENV} to pull more)")  # fmt: skip
+        if (e.size or 0) > node_limit:
+            raise _refuse(session, f"{e.size} bytes ({e.path!r}) exceed the per-node pull limit "
+                                   f"of {node_limit} bytes (no object was read; set "
+                                   f"{NODE_MAX_ENV} to pull larger nodes)")  # fmt: skip
     return out
 
 
@@ -179,7 +190,7 @@ def verify_fetched(root: Path, layout: StoreLayout, commit: str, where: str) -> 
     _check_objects(root, session, commit, where)
     layout.ensure_contained()
     by_sid = check_tree(session, gitstate.ls_tree_all(root, commit))
-    inc = Incoming(session, commit, nodes=len(by_sid))
+    inc = Incoming(session, commit, nodes=len(by_sid), steps=sorted(by_sid))
     local: dict[int, Path] = {}
     for sid in by_sid:
         path = layout.node_path(sid)
@@ -192,7 +203,9 @@ def verify_fetched(root: Path, layout: StoreLayout, commit: str, where: str) -> 
     wanted = sorted(s for s, e in by_sid.items() if local_ids.get(s) != e.sha)
     shas = [by_sid[s].sha for s in wanted]
     try:
-        with contextlib.closing(gitstate.iter_blobs(root, shas, max_bytes())) as blobs:
+        # a node is canonical JSON: an object (anything else is refused at its first byte)
+        blobs = gitstate.iter_blobs(root, shas, max_node_bytes(), starts_with=b"{")
+        with contextlib.closing(blobs):
             for sid, (_sha, raw) in zip(wanted, blobs, strict=True):
                 rel = f"{where}:cold_nodes/{step_key(sid)}.json"
                 node = _verified(raw, sid, rel, session)

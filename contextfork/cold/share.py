@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import gitstate
+from contextfork import gitstate, provenance, signing
 from contextfork.cold.incoming import NODES_DIR, node_step, publish, verify_fetched
 from contextfork.cold.layout import (
     StoreLayout,
@@ -203,11 +203,14 @@ def prepare(root: Path, remote: str, session: str) -> Outgoing | None:
     if dropped:
         out.problems.append(Problem("warning", "nodes_dropped", f"{len(dropped)} node(s) of the last "
                                     "pushed commit are no longer here (kept in its history)", session))  # fmt: skip
-    if len(tips) == 1 and gitstate.tree_of(root, tips[0]) == tree:
+    sign = signing.wanted(root)  # as for packages: pull verifies the tip's signature
+    if (len(tips) == 1 and gitstate.tree_of(root, tips[0]) == tree
+            and (not sign or gitstate.is_signed(root, tips[0]))):  # fmt: skip
         out.commit = tips[0]
     else:
         message = f"contextfork cold {session}: {len(entries)} node(s)\n"
-        out.commit, out.new_commit = gitstate.commit_tree(root, tree, tips, message), True
+        out.commit = gitstate.commit_tree(root, tree, tips, message, sign=sign)
+        out.new_commit = True
     return out
 
 
@@ -272,19 +275,51 @@ def push(root: Path, remote: str, sessions: list[str] | None = None) -> Result:
     return send(root, remote, prepare_all(root, remote, names))
 
 
+def _signature(root: Path, session: str, commit: str, remote: str) -> dict[str, Any]:
+    """The package signature rule on the fetched tip (it names every node of the session):
+    a signature that does not verify is refused, so is an unsigned tip when signatures are
+    required or when the last pull of this session was signed (stripped, or a new pusher)."""
+    refusal = signing.fetched_refusal(root, commit)
+    if refusal:
+        raise IntegrityError(f"cold session {session}: {refusal}; nothing was written")
+    sig = signing.verified_signature(root, commit)
+    before = provenance.cold_record(root, session)
+    if sig is None and before is not None and before.get("signed"):
+        raise IntegrityError(
+            f"cold session {session}: {remote}'s commit {commit[:12]} is unsigned, but the last "
+            "pull of this session was signed (signature stripped?); nothing was written",
+            hint="ask whoever pushed it to sign (contextfork.signPackages); delete "
+            f"{_record_path(root, session)} to accept unsigned pushes of it again",
+        )
+    return {"remote": remote, "commit": commit, "signed": sig is not None, "signature": sig}
+
+
+def _record_path(root: Path, session: str) -> str:
+    from contextfork.layout import provenance_file
+
+    return str(provenance_file(root, provenance.COLD, session))
+
+
 def _pull_one(root: Path, remote: str, session: str, commit: str | None) -> dict[str, Any]:
+    from contextfork.cold.incoming import recorded_identities
+
     layout = layout_for(root, session)
     try:
         if commit is None:
             raise IntegrityError(f"cold session {session}: the fetch brought no commit")
         inc = verify_fetched(root, layout, commit, f"{remote}:{REF_PREFIX}{session}")
+        origin = _signature(root, session, commit, remote)  # a commit now: verify_fetched said so
         written, adopted = len(inc.new), len(inc.adopt)
         indexed = publish(layout, inc)
+        # what page-in may use of this session: exactly these nodes (contextfork.provenance)
+        recorded = recorded_identities(layout)
+        provenance.record_cold_pull(root, session, {s: recorded[s] for s in inc.steps if s in recorded},
+                                    **origin)  # fmt: skip
         gitstate.update_ref(root, tracking_ref(remote, session), commit)
     finally:  # verified or refused, nothing keeps the fetched commit but the tracking ref
         gitstate.delete_ref(root, quarantine_ref(remote, session))
     return {"commit": commit, "nodes": inc.nodes, "written": written, "adopted": adopted,
-            "indexed": indexed, "unchanged": inc.nodes - indexed}  # fmt: skip
+            "indexed": indexed, "unchanged": inc.nodes - indexed, "signed": origin["signed"]}  # fmt: skip
 
 
 def pull(

@@ -104,11 +104,15 @@ def push_verdicts(root: Path, remote: str, refspecs: list[str]) -> list[PushVerd
     return verdicts
 
 
-def iter_blobs(root: Path, shas: list[str], max_size: int) -> Generator[tuple[str, bytes], None, None]:
+def iter_blobs(
+    root: Path, shas: list[str], max_size: int, *, starts_with: bytes = b""
+) -> Generator[tuple[str, bytes], None, None]:
     """Blobs one at a time from one ``cat-file --batch`` process, in ``shas`` order.
 
     Each object's header (type, size) is read first; a non-blob, or a size over ``max_size``,
-    raises GitError before its content is read, so a huge object never reaches memory.
+    raises GitError before its content is read, so a huge object never reaches memory. With
+    ``starts_with`` the first bytes are read and checked before the rest (a blob of zeros
+    where JSON is expected is refused after one byte, not after its whole size).
     """
     if not shas:
         return
@@ -137,7 +141,11 @@ def iter_blobs(root: Path, shas: list[str], max_size: int) -> Generator[tuple[st
                 raise GitError(f"git cat-file: object {sha} is a {kind}, not a blob")
             if size > max_size:
                 raise GitError(f"git cat-file: object {sha} holds {size} bytes, over {max_size}")
-            data = proc.stdout.read(size)
+            head = proc.stdout.read(min(size, len(starts_with)))
+            if head != starts_with:
+                raise GitError(f"git cat-file: object {sha} does not start with {starts_with!r} "
+                               f"(starts with {head[:8]!r})")  # fmt: skip
+            data = head + proc.stdout.read(size - len(head))
             proc.stdout.read(1)  # the newline after the content
             if len(data) != size:
                 raise GitError(f"git cat-file: object {sha} was cut short")

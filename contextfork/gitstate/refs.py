@@ -67,6 +67,13 @@ def verify_commit(root: Path, sha: str) -> str | None:
     return lines[0].strip() if lines else "signature does not verify"
 
 
+def signer(root: Path, sha: str) -> tuple[str | None, str | None]:
+    """(signer, key) git names for a signed commit (``%GS``, ``%GK``; None when it names none)."""
+    data = out(root, "show", "-s", "--format=%GS%x00%GK", sha, "--")
+    name, _, key = data.partition("\0")
+    return (name.strip() or None), (key.strip() or None)
+
+
 def blob_ids(root: Path, files: list[Path], *, write: bool = False) -> list[str]:
     """Git's blob id of each file, as ``hash-object`` computes it (no filters: the exact bytes);
     ``write``: each is stored as a blob too."""

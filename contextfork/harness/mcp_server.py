@@ -205,16 +205,39 @@ def resume_session_context(
     return call_tool(run)
 
 
+def offered_ref(root: Path, package: str | None) -> Any:
+    """The package a tool hands to the agent: named, or the newest offered one; either way
+    only one this user exported, pulled or trusted here (``contextfork.provenance``): a
+    repository's own files under ``.contextfork/`` never reach the agent as a handoff."""
+    from contextfork import provenance
+    from contextfork.errors import NotProvenanced
+    from contextfork.package import store
+
+    spec = package_spec(root, package)
+    ref = store.resolve(root, spec) if spec else store.latest_offered(root)
+    from contextfork import signing
+
+    st = provenance.standing(root, ref.package_id, ref.path)
+    if not st.offered:
+        raise NotProvenanced(f"{st.problem}; not handed to an agent",
+                             hint=f"a person can inspect it and run `contextfork resume "
+                             f"{ref.package_id} --trust`")  # fmt: skip
+    unsigned = signing.unsigned_refusal(root, st)
+    if unsigned:
+        raise NotProvenanced(f"{unsigned}; not handed to an agent")
+    return ref
+
+
 def get_package_details(workspace: str | None = None, package: str | None = None) -> dict[str, Any]:
     """Metadata, manifest, handoff (with unfilled parts) and consumed state of one package."""
 
     def run() -> Result:
         import json
 
-        from contextfork.package import store
+        from contextfork import provenance
 
         root = workspace_root(workspace)
-        ref = store.resolve(root, package_spec(root, package))
+        ref = offered_ref(root, package)
 
         def read(name: str) -> Any:
             return json.loads((ref.path / name).read_text(encoding="utf-8"))
@@ -230,6 +253,7 @@ def get_package_details(workspace: str | None = None, package: str | None = None
             "handoff": handoff,
             "unfilled": unfilled(handoff),
             "consumed": consumed,
+            "provenance": provenance.standing(root, ref.package_id, ref.path).record,
         }
         return Result("packages show", data=data, text=f"package {ref.package_id}")
 
@@ -266,10 +290,8 @@ def read_handoff_summary(
     """The 6-part handoff_summary.md of a package (latest by default)."""
 
     def run() -> Result:
-        from contextfork.package import store
-
         root = workspace_root(workspace)
-        ref = store.resolve(root, package_spec(root, package))
+        ref = offered_ref(root, package)
         text = (ref.path / "handoff_summary.md").read_text(encoding="utf-8")
         return Result("handoff", data={"package_id": ref.package_id, "markdown": text}, text=text)
 

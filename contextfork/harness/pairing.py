@@ -7,7 +7,8 @@ session, to a resume of it, or to a Claude Code ``--fork-session`` copy of it (i
 session in ``forkedFrom``) — and to nobody else, so parallel forks and a Codex session started
 in the same repository no longer take each other's packages. Only a package no session claims
 (a manual export, a checkpoint, a pulled package) is offered to a new session, with a line that
-says it was not made for it.
+says it was not made for it. Nothing is offered that this user did not export, pull or trust
+here (``contextfork.provenance``): files a repository commits under ``.contextfork/`` never are.
 
 Stdlib only, and cheap when there is nothing to offer: SessionStart runs at every start, so
 the common case (no packages, or all of them claimed or consumed) must not load pydantic or
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from contextfork import layout
+from contextfork import layout, provenance
 from contextfork.errors import UnsafeStateDir
 
 # A package exported by these triggers belongs to the session named in its metadata.
@@ -68,6 +69,19 @@ def _packages(root: Path) -> list[tuple[str, Path]]:
         for e in entries
         if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
     )
+
+
+def _vouched(root: Path, pid: str, path: Path) -> bool:
+    """Exported, pulled or trusted here and unchanged since; with
+    ``contextfork.requireSignedPackages`` a foreign one only with a verified signature."""
+    st = provenance.standing(root, pid, path)
+    if not st.offered or st.record is None:
+        return False
+    if not provenance.is_foreign(st.record):
+        return True
+    from contextfork import signing  # lazy: git runs only for a package not made here
+
+    return signing.unsigned_refusal(root, st) is None
 
 
 def _consumptions(pkg: Path) -> list[dict[str, Any]]:
@@ -158,7 +172,7 @@ def choose(root: Path, session_id: str | None, transcript: Path | None) -> Offer
     for sid in line:
         record = fork_record(root, sid)
         pid = record.get("package_id") if record else None
-        if isinstance(pid, str) and pid in by_id:
+        if isinstance(pid, str) and pid in by_id and _vouched(root, pid, by_id[pid]):
             if session_id in consumers(by_id[pid]):
                 return None  # already handed to this session
             return Offer(pid, by_id[pid], True, made_for=sid)
@@ -169,10 +183,10 @@ def choose(root: Path, session_id: str | None, transcript: Path | None) -> Offer
     }
     parents = line[1:]
     for pid, path in reversed(packages):  # quick start C: pulled, `resume --apply`, new session
-        if applied_here(path):
+        if applied_here(path) and _vouched(root, pid, path):
             return Offer(pid, path, False, from_session=owner(path)[1], applied_here=True)
     for pid, path in reversed(packages):  # a copy of session X gets X's own latest export
-        if parents and pid not in claimed and owner(path)[0] in parents:
+        if parents and pid not in claimed and owner(path)[0] in parents and _vouched(root, pid, path):
             if session_id in consumers(path):
                 return None
             return Offer(pid, path, True, made_for=owner(path)[0])
@@ -184,6 +198,8 @@ def choose(root: Path, session_id: str | None, transcript: Path | None) -> Offer
             continue  # made for another session's continuation
         if session_id and exported_by == session_id:
             continue  # this session's own export
+        if not _vouched(root, pid, path):
+            continue  # not exported, pulled or trusted here (a repository's own files)
         return Offer(pid, path, False, from_session=exported_by)
     return None
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from contextfork import atomic
+from contextfork import atomic, provenance
 from contextfork.envelope import Problem, Result
 from contextfork.errors import UsageError
 from contextfork.layout import packages_dir
@@ -32,6 +32,8 @@ class PackageInfo:
     consumed_by: str | None
     size: int
     readable: bool
+    provenance: str  # "export", "pull", "pull-unsigned", "trust", or why it is not offered
+    offered: bool
 
 
 def _read_json(path: Path) -> Any:
@@ -60,7 +62,17 @@ def _size(manifest: Any, path: Path) -> tuple[int, bool]:
     return sum(ok) + own, len(ok) == len(sizes)
 
 
-def info(ref: store.PackageRef) -> PackageInfo:
+def _origin(root: Path, ref: store.PackageRef) -> tuple[str, bool]:
+    st = provenance.standing(root, ref.package_id, ref.path)
+    if st.record is None or not st.offered:
+        return st.code, False
+    origin = str(st.record.get("origin"))
+    if origin == "pull" and provenance.is_foreign(st.record):
+        origin = "pull-unsigned"
+    return origin, True
+
+
+def info(ref: store.PackageRef, root: Path | None = None) -> PackageInfo:
     """Facts for one package from its own files; a damaged package is listed, not hidden."""
     meta = _read_json(ref.path / "session_metadata.json")
     manifest = _read_json(ref.path / "manifest.json")
@@ -68,6 +80,7 @@ def info(ref: store.PackageRef) -> PackageInfo:
     st = state.load(ref.path, ref.package_id)
     last = st.consumptions[-1] if st.consumptions else None
     meta = meta if isinstance(meta, dict) else {}
+    origin, offered = _origin(root, ref) if root is not None else ("unknown", False)
     return PackageInfo(
         package_id=ref.package_id,
         path=str(ref.path),
@@ -79,11 +92,13 @@ def info(ref: store.PackageRef) -> PackageInfo:
         consumed_by=(last.session_id or "(unknown session)") if last else None,
         size=size,
         readable=bool(meta) and well_formed,
+        provenance=origin,
+        offered=offered,
     )
 
 
 def list_packages(root: Path) -> Result:
-    rows = [info(r) for r in store.list_packages(root)]
+    rows = [info(r, root) for r in store.list_packages(root)]
     lines = [f"{len(rows)} package(s) in {packages_dir(root)}"]
     for r in rows:  # fits 80 columns: the id carries the creation time (JSON has created_at)
         head = (r.head or "(unborn)")[:12]
@@ -94,6 +109,10 @@ def list_packages(root: Path) -> Result:
         )
         if r.consumed:
             lines.append(f"    consumed by {r.consumed_by}")
+        if not r.offered:
+            lines.append(f"    NOT OFFERED to sessions ({r.provenance}): see `contextfork doctor`")
+        elif r.provenance != "export":
+            lines.append(f"    {r.provenance}")
     return Result("packages list", data={"packages": [asdict(r) for r in rows]},
                   text="\n".join(lines))  # fmt: skip
 
@@ -104,7 +123,7 @@ def show(root: Path | None, spec: str | None) -> Result:
     handoff = _read_json(ref.path / "handoff.json")
     summary_file = ref.path / "handoff_summary.md"
     summary = summary_file.read_text(encoding="utf-8") if summary_file.is_file() else ""
-    row = info(ref)
+    row = info(ref, root)
     text = "\n".join(
         [
             f"Package {ref.package_id} ({ref.path})",
@@ -122,9 +141,10 @@ def show(root: Path | None, spec: str | None) -> Result:
     return Result("packages show", data=data, text=text)
 
 
-def remove(ref: store.PackageRef) -> None:
+def remove(root: Path, ref: store.PackageRef) -> None:
     atomic.remove_tree(ref.path)
     state.forget(ref.path)
+    provenance.forget_package(root, ref.package_id)
 
 
 def clean(root: Path, *, keep: int, yes: bool, force: bool) -> Result:
@@ -140,7 +160,7 @@ def clean(root: Path, *, keep: int, yes: bool, force: bool) -> Result:
             remove_list.append(ref)
     if yes:
         for ref in remove_list:
-            remove(ref)
+            remove(root, ref)
     verb = "Removed" if yes else "Would remove"
     lines = [f"{verb} {len(remove_list)} of {len(refs)} package(s) (keeping the newest {keep})."]
     lines += [f"  {'-' if yes else '?'} {r.package_id}" for r in remove_list]
@@ -168,7 +188,7 @@ def prune_checkpoints(root: Path, keep: int) -> list[str]:
     ]  # fmt: skip
     doomed = checkpoints[: max(0, len(checkpoints) - keep)]
     for ref in doomed:
-        remove(ref)
+        remove(root, ref)
     return [r.package_id for r in doomed]
 
 

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from contextfork import atomic, gitstate, signing
+from contextfork import atomic, gitstate, provenance, signing
 from contextfork.envelope import Problem, Result
 from contextfork.envvars import positive_int
 from contextfork.errors import (
@@ -26,6 +26,7 @@ from contextfork.errors import (
     GitError,
     IntegrityError,
     NotFoundError,
+    NotProvenanced,
 )
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import store
@@ -60,6 +61,29 @@ def _sealed(root: Path, ref: store.PackageRef) -> None:
     if bad:
         raise IntegrityError(f"package {ref.package_id} fails its integrity check, not shared: "
                              f"{bad[0].line()}")  # fmt: skip
+
+
+def _vouched(
+    root: Path, refs: list[store.PackageRef], *, named: bool
+) -> tuple[list[store.PackageRef], list[Problem]]:
+    """Only packages this user made, pulled or accepted are pushed (and signed with their key):
+    a package a repository committed is never re-published under the user's name. Named, it
+    is refused; among all, it is left out with a warning."""
+    kept: list[store.PackageRef] = []
+    skipped: list[Problem] = []
+    for r in refs:
+        st = provenance.standing(root, r.package_id, r.path)
+        if st.offered:
+            kept.append(r)
+        elif named:
+            raise NotProvenanced(f"{st.problem}; not pushed",
+                                 hint=f"inspect it, then `contextfork resume {r.package_id} --trust`")  # fmt: skip
+        else:
+            skipped.append(Problem("warning", st.code, f"{st.problem}; not pushed", r.package_id))
+    if not kept:
+        raise NotFoundError(f"no package in {packages_dir(root)} was exported, pulled or "
+                            "trusted here; nothing pushed")  # fmt: skip
+    return kept, skipped
 
 
 def store_commit(root: Path, ref: store.PackageRef) -> str:
@@ -163,6 +187,7 @@ def push(
     refs = [store.resolve(root, spec)] if spec else store.list_packages(root)
     if not refs:
         raise NotFoundError(f"no packages in {packages_dir(root)} to push")
+    refs, unvouched = _vouched(root, refs, named=spec is not None)
     secrets = _secrets(refs)
     if secrets and not allow_secrets:
         raise _refuse(secrets, remote)
@@ -194,6 +219,7 @@ def push(
                 f"({', '.join(kinds)})", f"{pid}:{path}")
         for pid, files in secrets.items() for path, kinds in files.items()
     ]  # fmt: skip
+    problems += unvouched
     problems += [
         Problem("warning", "head_not_on_remote", _head_line(info, remote, False), pid)
         for pid, info in heads.items() if info["unpushed_commits"] and not with_head
@@ -258,12 +284,30 @@ def _check_sizes(package_id: str, entries: list[gitstate.TreeEntry]) -> None:
             )
 
 
-def _materialize(root: Path, package_id: str, commit: str) -> None:
+def _pull_record(root: Path, package_id: str, commit: str, remote: str) -> dict[str, object]:
+    """What the provenance record of a package fetched from ``remote`` holds (its signature as
+    verified now: ``fetched_refusal`` let it through). A remote that delivered signed packages
+    before and now sends an unsigned one had its signature stripped, or a new pusher: held."""
+    sig = signing.verified_signature(root, commit)
+    out: dict[str, object] = {"remote": remote, "commit": commit, "signed": sig is not None,
+                              "signature": sig}  # fmt: skip
+    prior = provenance.package_record(root, package_id)
+    if sig is None and prior is not None and prior.get("signed"):
+        raise IntegrityError(f"package {package_id}: unsigned, but it was signed when pulled "
+                             "before (signature stripped?); refused")  # fmt: skip
+    if sig is None and provenance.remote_signed_before(root, remote):
+        out["held"] = (f"unsigned, but {remote} delivered signed packages before (signature "
+                       "stripped?); `contextfork resume ID --trust` accepts it")  # fmt: skip
+    return out
+
+
+def _materialize(root: Path, package_id: str, commit: str, remote: str) -> dict[str, object]:
     """Write one fetched package, refusing hostile trees (and signatures git does not verify)
-    before anything is written."""
+    before anything is written; its provenance record is written before it is published."""
     refusal = signing.fetched_refusal(root, commit)
     if refusal:
         raise IntegrityError(f"package {package_id}: {refusal}")
+    record = _pull_record(root, package_id, commit, remote)
     entries = gitstate.ls_tree_all(root, commit)
     for e in entries:
         reason = unsafe_reason(e.path)
@@ -284,7 +328,40 @@ def _materialize(root: Path, package_id: str, commit: str) -> None:
             raise IntegrityError(f"package {package_id} does not verify: {bad[0].line()}")
         if v.manifest is None or v.manifest.package_id != package_id:
             raise IntegrityError(f"package {package_id}: manifest names another package")
+        manifest = next(blobs[e.sha] for e in entries if e.path == "manifest.json")
+        provenance.record_manifest(root, package_id, manifest, "pull", **record)
         atomic.publish_dir(staging, base / package_id)
+    return record
+
+
+def _adopt(root: Path, package_id: str, commit: str, remote: str) -> Problem | None:
+    """A package already here without a provenance record (pulled by an older contextfork):
+    recorded as pulled when its files are exactly the fetched commit's and that commit passes
+    the signature rule; otherwise left unoffered, with a warning."""
+    if provenance.package_record(root, package_id) is not None:
+        return None
+    pkg = packages_dir(root) / package_id
+    refusal = signing.fetched_refusal(root, commit)
+    differ = [] if refusal else signing.differing_files(root, commit, pkg)
+    if refusal or differ:
+        why = refusal or f"{differ[0]} differs from {remote}'s commit {commit[:12]}"
+        return Problem("warning", "present_unverified", f"already here without a provenance "
+                       f"record, and not recorded now: {why}; never offered", package_id)  # fmt: skip
+    provenance.record_package(root, package_id, pkg, "pull", **_pull_record(root, package_id, commit, remote))
+    return None
+
+
+def _signed_first(root: Path, refs: dict[str, str]) -> list[tuple[str, str]]:
+    """Fetched refs, signed commits first: an unsigned package from a remote that signs is
+    then held whatever the order of their ids (a ref naming no commit sorts last; refused)."""
+
+    def unsigned(item: tuple[str, str]) -> bool:
+        try:
+            return not gitstate.is_signed(root, item[1])
+        except GitError:
+            return True
+
+    return sorted(sorted(refs.items()), key=unsigned)
 
 
 def pull(root: Path, remote: str, *, with_cold: bool | None = None) -> Result:
@@ -294,26 +371,40 @@ def pull(root: Path, remote: str, *, with_cold: bool | None = None) -> Result:
     gitstate.fetch_refs(root, remote, f"+{REF_PREFIX}*:{prefix}*", f"+{HEAD_PREFIX}*:{heads}*")
     exclude_state_dir(root)
     local = {r.package_id for r in store.list_packages(root)}
-    pulled, present, problems = [], [], []
-    for name, sha in sorted(gitstate.refs_under(root, prefix).items()):
+    pulled, present, signed, problems = [], [], [], []
+    for name, sha in _signed_first(root, gitstate.refs_under(root, prefix)):
         package_id = name[len(prefix):]
         if not ID_RE.match(package_id):
             problems.append(Problem("error", "unsafe_id", "package id refused", package_id))
             continue
         if package_id in local:
             present.append(package_id)
+            try:
+                adopted = _adopt(root, package_id, sha, remote)
+            except (IntegrityError, GitError) as exc:
+                adopted = Problem("warning", "present_unverified", exc.message, package_id)
+            if adopted is not None:
+                problems.append(adopted)
             continue
         try:
-            _materialize(root, package_id, sha)
+            record = _materialize(root, package_id, sha, remote)
         except (IntegrityError, GitError) as exc:
             problems.append(Problem("error", "package_refused", exc.message, package_id))
             continue
         gitstate.update_ref(root, REF_PREFIX + package_id, sha)
         pulled.append(package_id)
+        sig = record.get("signature")
+        if isinstance(sig, dict):
+            signed.append(package_id)
+            provenance.note_signed_remote(root, remote, sig.get("signer"))
+        elif record.get("held"):
+            problems.append(Problem("warning", "signature_stripped", str(record["held"]), package_id))
+    refused = sum(p.severity == "error" for p in problems)
+    held = {p.path for p in problems if p.code == "signature_stripped"}
     text = (f"Pulled {len(pulled)} package(s) from {remote} ({len(present)} already here, "
-            f"{len(problems)} refused)\n" + "\n".join(f"  + {p}" for p in pulled))  # fmt: skip
-    code = 3 if problems else 0
-    signed = [p for p in pulled if gitstate.is_signed(root, REF_PREFIX + p)]
+            f"{refused} refused)\n" + "\n".join(f"  + {p}" + ("  (HELD: unsigned from a remote "
+            "that signs; not offered)" if p in held else "") for p in pulled))  # fmt: skip
+    code = 3 if refused else 0
     data = {"remote": remote, "pulled": pulled, "already_present": present, "signed": signed}
     result = Result("pull", data=data, problems=problems, exit_code=code, text=text)
     if with_cold is not False:  # the sessions the packages from this remote reference

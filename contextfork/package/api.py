@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfork import gitstate, layout
 from contextfork.envelope import Result
-from contextfork.errors import UsageError
+from contextfork.errors import ExitCode, UsageError
 from contextfork.package import store
 
 if TYPE_CHECKING:  # validate must not pay for importing the export machinery
@@ -57,13 +57,25 @@ def _repo_for(pkg_dir: Path, explicit_root: Path | None) -> Path | None:
 
 
 def validate(root: Path | None, spec: str | None, *, strict: bool = False) -> Result:
-    from contextfork.package.validate import validate_package
+    from contextfork import signing
+    from contextfork.package.validate import INTEGRITY_CODES, validate_package
 
     ref = store.resolve(root, spec)
     repo = _repo_for(ref.path, root)
     v = validate_package(ref.path, repo, strict=strict)
-    errors = len(v.errors)
-    warnings = len(v.problems) - errors
+    problems = list(v.problems)
+    standing = None
+    if repo is not None:
+        # where it came from and its own signature (never a ref): see contextfork.signing
+        st, found = signing.provenance_problems(repo, ref.package_id, ref.path)
+        problems += found
+        standing = st.code
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    exit_code = int(v.exit_code)
+    if errors and not exit_code:
+        tampered = any(p.code in INTEGRITY_CODES or p.code in signing.CODES for p in problems)
+        exit_code = int(ExitCode.INTEGRITY if tampered else ExitCode.CHECK_FAILED)
     data = {
         "package_id": ref.package_id,
         "path": str(ref.path),
@@ -72,10 +84,11 @@ def validate(root: Path | None, spec: str | None, *, strict: bool = False) -> Re
         "warnings": warnings,
         "package_sha256": v.manifest.package_sha256 if v.manifest else None,
         "checked_against_repo": str(repo) if repo else None,
+        "provenance": standing,
     }
     verdict = "valid" if errors == 0 else "INVALID"
     text = f"Package {ref.package_id}: {verdict} ({errors} error(s), {warnings} warning(s))"
-    return Result("validate", data=data, problems=v.problems, exit_code=int(v.exit_code), text=text)
+    return Result("validate", data=data, problems=problems, exit_code=exit_code, text=text)
 
 
 def export_from_options(

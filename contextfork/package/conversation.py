@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.envelope import Result
-from contextfork.errors import CheckFailed, IntegrityError, NotFoundError, UsageError
+from contextfork.errors import (
+    CheckFailed,
+    IntegrityError,
+    NotFoundError,
+    NotProvenanced,
+    UsageError,
+)
 from contextfork.hashing import sha256_bytes
 
 LINES = "conversation.jsonl"
@@ -136,12 +142,25 @@ def resume_claude(root: Path, spec: str | None) -> Result:
     return resume_session(root, spec, "claude")
 
 
+def _vouched_or_refuse(root: Path, package_id: str, pkg: Path) -> None:
+    """A conversation becomes a session the client resumes: only from a package this user
+    exported, pulled or trusted (and signed, when signatures are required), as for ``resume``."""
+    from contextfork import provenance, signing
+
+    st = provenance.standing(root, package_id, pkg)
+    why = st.problem if not st.offered else signing.unsigned_refusal(root, st)
+    if why:
+        raise NotProvenanced(f"{why}; not writing its conversation",
+                             hint=f"inspect it, then `contextfork resume {package_id} --trust`")
+
+
 def resume_session(root: Path, spec: str | None, client: str) -> Result:
     """Write the package's conversation where this machine's ``client`` looks for it."""
     from contextfork.package import store
     from contextfork.package.validate import validate_package
 
     ref = store.resolve(root, spec)
+    _vouched_or_refuse(root, ref.package_id, ref.path)
     if validate_package(ref.path, root).errors:
         raise IntegrityError(f"package {ref.package_id} does not validate; not resuming its "
                              "conversation", hint=f"contextfork validate {ref.package_id}")  # fmt: skip

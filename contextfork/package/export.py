@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import __version__, atomic, gitstate
+from contextfork import __version__, atomic, gitstate, provenance
 from contextfork.envelope import Problem
 from contextfork.errors import GitError
 from contextfork.gitstate import pipes
@@ -272,7 +272,7 @@ def _write_package(
     seed = opts.seed or {}
     from contextfork.package import claims as claims_mod  # stdlib only until a check runs
 
-    parts, provenance = claims_mod.merge_harvest(opts.handoff_input, seed.get("harvested"))
+    parts, part_sources = claims_mod.merge_harvest(opts.handoff_input, seed.get("harvested"))
     h = handoff_mod.build(
         _tree_state(gs, um, tree_sha),
         parts,
@@ -284,7 +284,7 @@ def _write_package(
     h, redactions = _redact(h)
     record = None
     if opts.handoff_input or seed.get("harvested"):
-        record = claims_mod.record(opts.claims, provenance, len(seed.get("failed_approaches") or []))
+        record = claims_mod.record(opts.claims, part_sources, len(seed.get("failed_approaches") or []))
         record, n = _redact(record)
         redactions += n
     meta = {
@@ -344,7 +344,10 @@ def _write_package(
         "files": entries,
         "package_sha256": canonical_sha256(entries),
     }
-    atomic.write_into(staging, "manifest.json", atomic.dump_json_bytes(manifest))
+    manifest_bytes = atomic.dump_json_bytes(manifest)
+    atomic.write_into(staging, "manifest.json", manifest_bytes)
+    # made here: recorded in the git dir before it is published (contextfork.provenance)
+    provenance.record_manifest(root, package_id, manifest_bytes, "export")
     final = packages_dir(root) / package_id
     atomic.publish_dir(staging, final, writer=writer)
     problems = [

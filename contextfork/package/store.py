@@ -43,9 +43,25 @@ def list_packages(root: Path) -> list[PackageRef]:
     return sorted(refs, key=lambda r: r.package_id)
 
 
-def latest_package(root: Path) -> PackageRef | None:
+def latest_offered(root: Path) -> PackageRef:
+    """The newest package this user exported, pulled or trusted here (``contextfork.provenance``):
+    what ``resume`` and the MCP tools take when no package is named."""
+    from contextfork import provenance, signing
+
     refs = list_packages(root)
-    return refs[-1] if refs else None
+    for ref in reversed(refs):
+        st = provenance.standing(root, ref.package_id, ref.path)
+        if st.offered and signing.unsigned_refusal(root, st) is None:
+            return ref
+    if not refs:
+        return resolve_in(root, None)  # the usual "no packages" error
+    signed = ", with a verified signature (contextfork.requireSignedPackages)" if signing.required(root) else ""
+    raise NotFoundError(
+        f"none of the {len(refs)} package(s) in {packages_dir(root)} was exported, pulled or "
+        f"trusted here{signed}",
+        hint="`contextfork packages list` shows them; inspect one, then "
+        "`contextfork resume ID --trust` accepts it",
+    )
 
 
 def is_bare_id(spec: str) -> bool:

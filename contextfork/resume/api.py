@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from contextfork import signing
+from contextfork import provenance, signing
 from contextfork.envelope import Problem, Result
-from contextfork.errors import ExitCode
+from contextfork.errors import ExitCode, NotProvenanced
 from contextfork.package import store
 from contextfork.package.models import Handoff, SessionMetadata, UntrackedManifest
 from contextfork.package.validate import INTEGRITY_CODES, validate_package
@@ -44,14 +44,35 @@ def resume(
     allow_different_head: bool = False,
     session_id: str | None = None,
     mark: bool = True,
+    trust: bool = False,
 ) -> Result:
-    ref = store.resolve(root, spec)
+    """``trust``: accept a package that has no provenance record here (the user inspected it);
+    without it such a package is refused (``NotProvenanced``), and ``spec=None`` takes the
+    newest package that is offered."""
+    ref = store.resolve(root, spec) if spec else store.latest_offered(root)
+    standing = provenance.standing(root, ref.package_id, ref.path)
+    if trust and not standing.offered and signing.required(root):
+        raise NotProvenanced(f"{standing.problem}; --trust cannot stand in for a signature while "
+                             "contextfork.requireSignedPackages is true")  # fmt: skip
+    if trust and not standing.offered:
+        # the user vouches for these bytes after inspecting them: checked below like any other
+        prior = provenance.package_record(root, ref.package_id)  # kept for the audit trail
+        provenance.record_package(root, ref.package_id, ref.path, "trust", replaced=prior)
+        standing = provenance.standing(root, ref.package_id, ref.path)
+    if not standing.offered:
+        raise NotProvenanced(
+            f"{standing.problem}; refusing to resume it",
+            hint=f"inspect it (`contextfork validate {ref.package_id}`, `contextfork packages "
+            f"show {ref.package_id}`); `contextfork resume {ref.package_id} --trust` accepts it",
+        )
     v = validate_package(ref.path, root)
     problems = [
         Problem("warning", p.code, p.message, p.path) if p.code in _REPO_CODES else p
         for p in v.problems
     ]
-    problems += signing.local_problems(root, ref.package_id, ref.path)  # signed packages
+    # its own signature, from its provenance record (never a ref that can be moved)
+    problems += signing.local_problems(standing.home or root, ref.package_id, ref.path,
+                                       standing.record)  # fmt: skip
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         tampered = any(p.code in INTEGRITY_CODES or p.code in signing.CODES for p in errors)
@@ -112,7 +133,7 @@ def resume(
         exit_code = int(ExitCode.DRIFT)
         problems.append(Problem("error", "drift", "the live repository drifted from the package"))
     text = brief.render(ref.package_id, meta, handoff, report, read, applied, root,
-                      _claims_record(ref.path))
+                        _claims_record(ref.path), standing.record)
     if mark:
         state.mark_consumed(
             ref.path, ref.package_id, session_id=session_id, applied=applied is not None,
@@ -122,6 +143,7 @@ def resume(
         "package_id": ref.package_id,
         "path": str(ref.path),
         "valid": True,
+        "provenance": standing.record,
         "drift": report.to_json(),
         "applied": applied.to_json() if applied else None,
         "consumed_before": [c.model_dump() for c in before.consumptions],

@@ -27,8 +27,12 @@ def render(
     applied: ApplyOutcome | None = None,
     root: Path | None = None,
     record: dict[str, Any] | None = None,
+    origin: dict[str, Any] | None = None,
 ) -> str:
-    """``record``: the package's ``handoff_claims.json`` (where each part came from)."""
+    """``record``: the package's ``handoff_claims.json`` (where each part came from);
+    ``origin``: its provenance record (``contextfork.provenance``)."""
+    from contextfork.provenance import describe, is_foreign
+
     files: list[tuple[str, list[str]]] = [
         ("Changed since export", drift.changed),
         ("Missing (in the package, not here)", drift.missing),
@@ -48,6 +52,8 @@ def render(
         "cold_stores": _cold_stores(root, meta.cold_store_refs),
         "parts": (record or {}).get("parts") or {},
         "counts": (record or {}).get("counts") if (record or {}).get("claims") else None,
+        "origin": describe(origin) if origin else "unknown (no provenance record)",
+        "foreign": origin is None or is_foreign(origin),
     }
     return render_template("resume_brief.md.j2", **ctx)
 

@@ -145,10 +145,14 @@ def git_info(root: Path) -> GitInfo:
 
 
 def latest_package(root: Path) -> LatestPackage | None:
-    from contextfork.package.store import latest_package as latest
+    """The newest package a session would be offered (``contextfork.provenance``)."""
+    from contextfork import provenance
+    from contextfork.package.store import list_packages
     from contextfork.package.validate import validate_package
 
-    ref = latest(root)
+    offered = (r for r in reversed(list_packages(root))
+               if provenance.standing(root, r.package_id, r.path).offered)  # fmt: skip
+    ref = next(offered, None)
     if ref is None:
         return None
     v = validate_package(ref.path, root)

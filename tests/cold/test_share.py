@@ -36,6 +36,8 @@ def _paged(repo: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """What a new turn pages in for the reference question, and each step hydrated alone."""
     scan = _ok("fold", "scan", QUESTION, "--session", SESSION, cwd=repo)
     shown = {k: scan[k] for k in ("terms", "selected", "context", "tokens")}
+    if scan["pulled"]:  # each block of a pulled session carries the label; the rest is the same
+        shown["context"] = scan["context"].replace(scan["pulled"] + "\n", "")
     hydrated = []
     for step in (7, 5, 4, 1):
         cli("fold", "evict", str(step), "--session", SESSION, cwd=repo)
@@ -60,6 +62,8 @@ def test_fold_in_a_push_pull_in_b_pages_in_the_same_verified_bytes(two: Machines
     _ok("fold", "validate", "--session", SESSION, cwd=two.b.path)
     scan_a, hydrate_a = _paged(two.a.path)
     scan_b, hydrate_b = _paged(two.b.path)
+    labelled = _ok("fold", "scan", QUESTION, "--session", SESSION, cwd=two.b.path)["context"]
+    assert labelled.count("[pulled from origin (UNSIGNED, commit ") == 3
     assert [s["step_id"] for s in scan_b["selected"]] == [7, 5, 4]
     assert scan_b == scan_a
     assert hydrate_b == hydrate_a

@@ -50,7 +50,9 @@ def test_a_package_pushed_with_cold_resumes_in_b_and_pages_in_the_same_bytes(two
         _json("fold", "scan", QUESTION, "--session", SESSION, cwd=r.path)["data"]
         for r in (two.a, two.b)
     ]
-    assert scans[0]["context"] == scans[1]["context"] and [
+    label = scans[1]["pulled"]  # B's blocks are labelled as pulled, never as B's own
+    assert label.startswith("[pulled from origin (UNSIGNED") and scans[0]["pulled"] is None
+    assert scans[0]["context"] == scans[1]["context"].replace(label + "\n", "") and [
         s["step_id"] for s in scans[1]["selected"]
     ] == [7, 5, 4]
     for step in (7, 5, 4):

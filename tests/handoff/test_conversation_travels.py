@@ -132,3 +132,23 @@ def test_a_forked_conversation_travels_with_the_cold_store_its_stubs_point_to(
     assert m, "the carried fork keeps its stubs"
     shown = cli("fold", "show", m.group(1), "--session", m.group(2), cwd=b.path)
     assert shown.returncode == 0 and cc_fixture.BIG_MARKER in shown.stdout  # the stub's promise
+
+
+def test_resume_claude_refuses_a_conversation_a_repository_committed(tmp_path: Path) -> None:
+    """A clone that commits ``.contextfork/packages/<id>/`` with a conversation must not get it
+    written as a session the user's client resumes (issue 22: only provenanced packages)."""
+    _remote, a, b = clones_of_one_remote(tmp_path)
+    conf_a, conf_b = tmp_path / "conf-a", tmp_path / "conf-b"
+    t = _session(a, conf_a)
+    out = cli("export", "--with-conversation", "--transcript", str(t), "--json", cwd=a.path,
+              env={"CLAUDE_CONFIG_DIR": str(conf_a)})  # fmt: skip
+    pid = out.json()["data"]["package_id"]
+    a.git("add", "-f", f".contextfork/packages/{pid}")
+    a.git("commit", "-q", "-m", "ship a package")
+    a.git("push", "-q", "origin", "HEAD")
+    b.git("pull", "-q", "origin", a.git("rev-parse", "--abbrev-ref", "HEAD"))
+    assert (b.path / ".contextfork" / "packages" / pid / "conversation.jsonl").is_file()
+    res = cli("resume", pid, "--claude", cwd=b.path, env={"CLAUDE_CONFIG_DIR": str(conf_b)})
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "no provenance record" in res.stderr and "--trust" in res.stderr
+    assert not (conf_b / "projects").exists()

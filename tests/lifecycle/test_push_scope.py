@@ -64,6 +64,9 @@ def test_push_refuses_a_secret_planted_in_any_package_file(shared: Shared) -> No
     reseal(pkg)
     v = cli("validate", str(pkg), "--json", cwd=shared.a.path).json()
     assert any(p["code"] == "package_secret" for p in v["problems"])
+    assert any(p["code"] == "provenance_mismatch" for p in v["problems"])
+    assert cli("push", "origin", cwd=shared.a.path).returncode == 4  # changed since export
+    cli("resume", str(pkg), "--trust", cwd=shared.a.path)  # accepted by hand: scanned anyway
     res = cli("push", "origin", cwd=shared.a.path)
     assert res.returncode == 1
     assert "package file session_metadata.json" in res.stderr and "github-pat" in res.stderr

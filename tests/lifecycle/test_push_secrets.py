@@ -57,6 +57,7 @@ def test_an_emptied_secrets_list_does_not_fool_push(shared: Shared) -> None:
         f["secrets"] = []
     (pkg / "untracked_manifest.json").write_text(json.dumps(raw))
     reseal(pkg)
+    assert cli("resume", str(pkg), "--trust", cwd=shared.a.path).returncode == 0
     assert cli("validate", str(pkg), cwd=shared.a.path).returncode == 0
     res = cli("push", "origin", cwd=shared.a.path)
     assert res.returncode == 1 and "github-pat" in res.stderr

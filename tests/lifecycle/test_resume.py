@@ -129,6 +129,9 @@ def test_resume_refuses_a_patch_that_targets_git_hooks(exact_repo: Repo, tmp_pat
     clone = tmp_path / "victim"
     git(tmp_path, "clone", "-q", str(exact_repo.path), str(clone))
     res = cli("resume", str(pkg), "--apply", "--json", cwd=clone)
+    assert res.returncode == 3  # changed since export: refused before anything else
+    assert "changed since it was exported" in res.stdout
+    res = cli("resume", str(pkg), "--apply", "--trust", "--json", cwd=clone)  # accepted by hand
     assert res.returncode == 3
     assert any(p["code"] == "unsafe_path" and ".git" in p["message"] for p in res.json()["problems"])
     assert not (clone / ".git" / "hooks" / "post-checkout").exists()
