@@ -153,6 +153,9 @@ def on_stop(root: Path | None, session_id: str | None, harness: str, raw: dict[s
     path = raw.get("agent_transcript_path")
     if root is None or not session_id or agent_id is None or not isinstance(path, str) or not path:
         return {"action": "none", "reason": "no repository, session, agent id or agent transcript"}
+    if not os.path.lexists(Path(path).expanduser()):
+        # Claude Code 2.1.328 also reports its compaction agent, which writes no transcript
+        return {"action": "none", "reason": "the subagent left no transcript", "agent_id": agent_id}
     transcript = require_regular(Path(path).expanduser(), "agent transcript")
     key = store_key(session_id, agent_id)
     data = read_regular(transcript, "agent transcript", limit=MAX_UNIT_BYTES)

@@ -235,3 +235,20 @@ def test_the_hook_log_stays_under_its_cap_in_whole_lines(repo: Repo) -> None:
     lines = raw.decode().splitlines()
     assert all(json.loads(line)["event"] == "subagent-start" for line in lines)
     assert json.loads(lines[-1])["n"] == 399
+
+
+def test_subagent_stop_of_an_agent_that_left_no_transcript_is_no_error(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Claude Code 2.1.328 also sends SubagentStop for its compaction agent, whose
+    ``agent_transcript_path`` is never written: nothing to fold, nothing logged as an error."""
+    stop = {"session_id": SESSION, "transcript_path": str(tmp_path / f"{SESSION}.jsonl"),
+            "cwd": str(repo.path), "agent_id": AGENT, "agent_type": "compact",
+            "hook_event_name": "SubagentStop",
+            "agent_transcript_path": str(tmp_path / SESSION / "subagents" / f"agent-{AGENT}.jsonl")}  # fmt: skip
+    res = run_cli("hooks", "run", "subagent-stop", cwd=repo.path, input=json.dumps(stop))
+    assert res.returncode == 0 and res.stdout == ""
+    log = layout.hooks_log(repo.path)
+    lines = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    assert not [e for e in lines if e.get("level") == "error"], lines
+    assert not layout.subagent_record(repo.path, SESSION, AGENT).exists()
