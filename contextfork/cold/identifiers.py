@@ -25,17 +25,20 @@ STOPWORDS = frozenset(
 # found left to right (``_file_matches``). Tried at every position that pattern costs the rest
 # of the path-like run after it, and ``@ ~ +`` (in the run, not in the lookbehind) let it start
 # after each of them: 20 KB of ``@`` took 16 s. The scan below gives the same matches in linear
-# time. Within a *chain* (parts of ``[\w@~+.-]`` joined by single ``/``), the first start the
-# pattern tries settles every later part: the parts it could end in are the chain's later
-# parts, whatever the start, so after that first try (a match or not) no later start in the
-# chain can end in a later part, only in its own part with no ``/`` (``_FILE_OWN``). So: one
-# full try per chain (``_FILE``: on failure its second branch takes the rest of the chain), then
-# the own-part form for the chain's other starts (after ``@ ~ +``), each skipping the rest of
-# its ``[\w@~+-]`` run on failure (a later start in the same run meets the same dot).
+# time. Within a *chain* (parts of ``[\w@~+.-]`` joined by single ``/``), a later start can only
+# follow an ``@ ~ +``, and the first start the pattern tries settles every later one: the
+# parts it could end in are the chain's later parts, whatever the start, so after that first
+# try (a match or not) no later start in the chain can end in a later part, only in its own
+# part with no ``/`` (``_FILE_OWN``). So ``_FILE`` tries the full pattern once per chain; when
+# an ``@ ~ +`` follows in the chain (group 2, or its third branch, which takes the rest of the
+# chain after a failed try), the own-part form takes the chain's other starts, each skipping
+# the rest of its ``[\w@~+-]`` run on failure (a later start in that run meets the same dot).
 _EXT = r"\.(?:[A-Za-z][A-Za-z0-9]{0,9})(?:\.[A-Za-z0-9]{1,10})*"
+_SOFT_AHEAD = r"[\w.-]*+(?:/[\w.-]++)*+(?:(?<=[\w.-])/)?[@~+]"  # an @ ~ + further in the chain
 _FILE = re.compile(
     r"(?<![\w/.-])(?:((?:/|~/)?(?:[\w@~+.-]+/)*[\w@~+-]*[\w+-]" + _EXT + r")(?![\w-])"
-    r"|/?[\w@~+.-]++(?:/[\w@~+.-]++)*+|/)"
+    r"(?:(?=(" + _SOFT_AHEAD + r"))|)"
+    r"|(?=(?:/(?=[\w@~+.-]))?" + _SOFT_AHEAD + r")(?:/?[\w@~+.-]++(?:/[\w@~+.-]++)*+|/))"
 )
 _FILE_CHAIN = re.compile(r"[\w@~+.-]*+(?:/[\w@~+.-]++)*+")
 _FILE_OWN = re.compile(r"(?<=[@~+])(?:([\w@~+-]*[\w+-]" + _EXT + r")(?![\w-])|[\w@~+-]++)")
@@ -77,17 +80,23 @@ def _file_matches(text: str) -> list[str]:
     """Every file term of ``text`` in order (see ``_FILE``)."""
     out: list[str] = []
     pos = 0
-    while (m := _FILE.search(text, pos)) is not None:
-        if m.group(1) is not None:
-            out.append(m.group(1))
-            lo = m.end()
-            chain = _FILE_CHAIN.match(text, lo)
-            end = chain.end() if chain else lo
+    while True:
+        for m in _FILE.finditer(text, pos):
+            if m.group(1) is not None:
+                out.append(m.group(1))
+                if m.group(2) is None:
+                    continue  # no other start in this chain
+                lo = m.end()
+                chain = _FILE_CHAIN.match(text, lo)
+                end = chain.end() if chain else lo
+            else:
+                lo, end = m.start() + 1, m.end()
+            out.extend(o.group(1) for o in _FILE_OWN.finditer(text, lo, end) if o.group(1))
+            if end > m.end():
+                pos = end
+                break  # go on after the chain
         else:
-            lo, end = m.start() + 1, m.end()
-        out.extend(o.group(1) for o in _FILE_OWN.finditer(text, lo, end) if o.group(1) is not None)
-        pos = end
-    return out
+            return out
 
 
 def _files(text: str) -> set[str]:
