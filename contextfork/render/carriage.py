@@ -121,7 +121,10 @@ def content_text(text: str) -> str:
     """The text without renderer-added lists: ``[names: …]`` and the signature lines that
     follow a dedupe stub (the stub header itself names only steps and line numbers)."""
     if "[names: " in text:
-        text = _NAMES_LIST.sub("", text)
+        # Only up to the last "]": a list opened after it cannot close, and each such opening
+        # rescanned the rest of the text (quadratic).
+        cut = text.rfind("]") + 1
+        text = _NAMES_LIST.sub("", text[:cut]) + text[cut:]
     if "[contextfork: " not in text:
         return text
     out: list[str] = []
