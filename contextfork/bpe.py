@@ -31,6 +31,10 @@ LONG = 256  # bytes: shorter pieces go to the plain merge (fast enough, and the 
 Merge = Callable[[bytes, dict[bytes, int]], list[int]]
 
 
+def _lengths(mask: int) -> tuple[int, ...]:
+    return (*(n for n in range(mask.bit_length() - 1, 1, -1) if mask >> n & 1), 1)
+
+
 class LongPieces:
     """The state the backtracking search reuses across pieces of one vocabulary."""
 
@@ -38,17 +42,36 @@ class LongPieces:
         self.ranks = ranks
         self.merge = merge
         self.by_rank: dict[int, bytes] = {}
-        starting: dict[bytes, set[int]] = {}  # first two bytes -> lengths of tokens so
-        ending: dict[bytes, set[int]] = {}  # last two bytes -> lengths of tokens so
+        # first (last) two bytes -> the lengths of the tokens starting (ending) so, as a bit
+        # mask: one pass over the vocabulary, the tuples made on first use
+        starting: dict[bytes, int] = {}
+        ending: dict[bytes, int] = {}
+        sget, eget = starting.get, ending.get
         for tok in ranks:
             if len(tok) >= 2:
-                starting.setdefault(tok[:2], set()).add(len(tok))
-                ending.setdefault(tok[-2:], set()).add(len(tok))
-        self.starting = {k: tuple(sorted(v, reverse=True)) for k, v in starting.items()}
-        self.ending = {k: tuple(sorted(v, reverse=True)) for k, v in ending.items()}
+                bit = 1 << len(tok)
+                starting[tok[:2]] = sget(tok[:2], 0) | bit
+                ending[tok[-2:]] = eget(tok[-2:], 0) | bit
+        self._starting_masks, self._ending_masks = starting, ending
+        self._starting: dict[bytes, tuple[int, ...]] = {}
+        self._ending: dict[bytes, tuple[int, ...]] = {}
         self.widest = max(map(len, ranks), default=1)
         self.pairs: dict[tuple[int, int], bool] = {}
         self.histories: dict[int, tuple[list[tuple[int, int, int]], bool]] = {}
+
+    def starting(self, head: bytes) -> tuple[int, ...]:
+        """Lengths of the tokens starting with ``head`` (two bytes), longest first, then 1."""
+        out = self._starting.get(head)
+        if out is None:
+            out = self._starting[head] = _lengths(self._starting_masks.get(head, 0))
+        return out
+
+    def ending(self, tail: bytes) -> tuple[int, ...]:
+        """Lengths of the tokens ending with ``tail`` (two bytes), longest first, then 1."""
+        out = self._ending.get(tail)
+        if out is None:
+            out = self._ending[tail] = _lengths(self._ending_masks.get(tail, 0))
+        return out
 
     def _bytes(self, rank: int, piece: bytes, start: int, length: int) -> bytes:
         tok = self.by_rank.get(rank)
@@ -126,7 +149,6 @@ class LongPieces:
                     return periodic
                 break
         ranks = self.ranks
-        starting = self.starting
         dead = bytearray(n + 1)
         starts: list[int] = []
         lens: list[int] = []
@@ -135,7 +157,7 @@ class LongPieces:
         below = n + 1  # try tokens shorter than this at pos
         while pos < n:
             chosen = 0
-            for length in (*starting.get(piece[pos : pos + 2], ()), 1):
+            for length in self.starting(piece[pos : pos + 2]):
                 if length >= below or pos + length > n:
                     continue
                 end = pos + length
@@ -191,7 +213,7 @@ class LongPieces:
         while p < n and p < horizon:
             p += 1
             found = 0
-            for length in (*self.ending.get(piece[p - 2 : p], ()), 1) if p >= 2 else (1,):
+            for length in self.ending(piece[p - 2 : p]) if p >= 2 else (1,):
                 if length > p:
                     continue
                 tok = piece[p - length : p]
