@@ -48,10 +48,14 @@ def shape(name: str, size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
 
-def env_for(src: Path) -> dict[str, str]:
+FOLD_ENV = {"CONTEXTFORK_PI_ADAPTIVE": "0", "CONTEXTFORK_PI_BUDGET": "1000"}
+
+
+def env_for(src: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CONTEXTFORK_"))}
     env["PYTHONPATH"] = str(src)
     env["CONTEXTFORK_SERVER"] = "off"
+    env.update(extra or {})
     return env
 
 
@@ -97,10 +101,14 @@ def _messages(tool_text: str, turns: int = 6) -> list[dict[str, Any]]:
 
 
 def worker_render(src: Path, text: str, timeout: float) -> str:
+    """Time to the answer of one render, the history's first tool output being ``text``; the
+    budget is small and the warm-up gates off (``FOLD_ENV``), so the output is folded away and
+    its original stored (the worker's heaviest path)."""
     with tempfile.TemporaryDirectory() as tmp:
         repo = git_repo(Path(tmp))
         proc = subprocess.Popen([sys.executable, "-m", "contextfork", "pi-worker"], cwd=repo,
-                                env=env_for(src), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                env=env_for(src, FOLD_ENV), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -123,7 +131,15 @@ def worker_render(src: Path, text: str, timeout: float) -> str:
             answer = json.loads(line)
             what = ("plan" if answer.get("plan") is not None else
                     f"pass-through ({answer.get('why') or answer.get('error') or 'identity'})")
-            return f"{took:.2f} s, {what}"
+            # then: is it still serving? (a ping is answered at once, busy or not)
+            started = time.perf_counter()
+            proc.stdin.write(json.dumps({"id": 2, "op": "ping"}) + "\n")
+            proc.stdin.flush()
+            if not sel.select(timeout):
+                return f"{took:.2f} s, {what}; then no answer to a ping"
+            proc.stdout.readline()
+            ping = time.perf_counter() - started
+            return f"{took:.2f} s, {what}; a ping then {ping * 1000:.0f} ms"
         finally:
             proc.kill()
             proc.wait()

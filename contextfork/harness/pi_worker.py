@@ -31,11 +31,12 @@ Every line gets one answer, and every answer is one line of valid JSON (RFC 8259
 - bytes that are not UTF-8 are read as U+FFFD too;
 - a request is worked on in a thread and answered by a deadline: ``render`` within 0.8 x the
   extension's timeout (``CONTEXTFORK_PI_TIMEOUT_MS``, 1000 ms by default, the same variable
-  the extension reads), ``compact`` likewise, a verb within 25 s. Past it the answer is a
-  pass-through (``{"ok": true, "plan": null, "why": ...}``) and the request finishes in the
-  background; until it has, renders and compactions are answered "busy" (a pass-through for
-  the extension, which then re-sends the whole history) and verbs wait for it up to their own
-  deadline. ``ping`` is always answered at once.
+  the extension reads; a render line over 1 MB at once), ``compact`` likewise, a verb within
+  25 s. Past it the answer is a pass-through (``{"ok": true, "plan": null, "why": ...}``) and
+  the request finishes in the background; a later request waits for it up to its own deadline, else is answered "busy"
+  (for a render, a pass-through: the extension then re-sends the whole history). ``ping`` is
+  always answered at once.
+
 Knobs (environment): ``CONTEXTFORK_PI_POLICY`` (epoch | refold, default epoch),
 ``CONTEXTFORK_PI_K`` (3), ``CONTEXTFORK_PI_BUDGET`` (epoch budget in estimated tokens; default
 0.2 x the model's window), ``CONTEXTFORK_PI_ADAPTIVE`` (1; 0 drops the warm-up gates).
@@ -145,6 +146,10 @@ def _safe_session(sid: str) -> str:
 _LEADING_ID = re.compile(r"\A\s*\{\s*\"id\"\s*:\s*(-?\d{1,15})\s*[,}]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 VERB_DEADLINE = 25.0  # seconds; the extension waits 30 s for a verb
+# A render line longer than this is answered (pass-through) as soon as it is read: decoding it
+# alone takes about the deadline, and a long C call (the JSON decoder, a regex over one 30 MB
+# string) keeps the answering thread waiting for the interpreter lock until it returns.
+HUGE_LINE = 1_000_000
 
 
 def _refuse_constant(name: str) -> Any:
@@ -281,7 +286,7 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
         if busy is not None and not busy.wait(0.0):
             if op == "ping":
                 out = {"ok": True}
-            elif op != "verb" or not busy.wait(_deadline("verb")):
+            elif not busy.wait(_deadline(op) - (time.perf_counter() - started)):
                 ms = round((time.perf_counter() - busy.started) * 1000)
                 out = {"ok": False, "error": f"busy: an earlier {busy.op or 'request'} has been "
                                              f"running for {ms} ms"}
@@ -289,6 +294,8 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
             busy = None
             job = _Job(worker, line)
             limit = _deadline(op)
+            if op in ("render", None) and len(line) > HUGE_LINE:
+                limit = 0.0  # parsing alone would take the deadline: answer now, work behind
             if job.wait(limit - (time.perf_counter() - started)):
                 assert job.out is not None
                 rid, out = job.rid, job.out
