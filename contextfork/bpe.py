@@ -18,7 +18,7 @@ after the previous one (checked by encoding just the two tokens' bytes, with the
 and remembered); when none is, that position cannot be a token boundary of the encoding (it
 is marked and never entered again) and the previous token is replaced by its next shorter
 choice. Every position is entered at most once, so the work is the input length times the
-few candidates tried at each position, and ``tests/cold/test_tokens.py`` compares it with the
+few candidates tried at each position, and ``tests/adversarial/test_linear_extraction.py`` compares it with the
 exact merge on generated pieces.
 """
 
