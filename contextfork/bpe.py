@@ -18,8 +18,8 @@ after the previous one (checked by encoding just the two tokens' bytes, with the
 and remembered); when none is, that position cannot be a token boundary of the encoding (it
 is marked and never entered again) and the previous token is replaced by its next shorter
 choice. Every position is entered at most once, so the work is the input length times the
-few candidates tried at each position, and ``tests/adversarial/test_linear_extraction.py`` compares it with the
-exact merge on generated pieces.
+few candidates tried at each position; ``tests/adversarial/test_linear_extraction.py``
+compares it with the exact merge on generated pieces.
 """
 
 from __future__ import annotations
