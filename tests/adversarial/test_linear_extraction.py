@@ -162,13 +162,15 @@ runs = st.builds(lambda unit, n, tail: unit * n + tail, st.sampled_from(PIECES),
                  st.integers(1, 60), texts)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(texts)
 def test_every_rewritten_extraction_gives_the_old_lists_on_generated_text(text: str) -> None:
     assert_same_as_before(text)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(runs)
 def test_every_rewritten_extraction_gives_the_old_lists_on_runs(text: str) -> None:
     assert_same_as_before(text)
@@ -253,7 +255,8 @@ pieces = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(pieces)
 def test_a_long_piece_gets_the_plain_merges_tokens(text: str) -> None:
     from contextfork.tokens import count_tokens, encode
