@@ -205,9 +205,11 @@ class LongPieces:
         n = len(piece)
         ranks = self.ranks
         width = self.widest
+        if width > 255:  # the state below keeps token lengths as bytes
+            return None
         lens = [0]
         toks = [0]
-        seen: dict[tuple[int, ...], int] = {}
+        seen: dict[tuple[int, bytes], int] = {}
         p = 0
         period = 0
         while p < n and p < horizon:
@@ -234,7 +236,7 @@ class LongPieces:
                 return None
             lens.append(found)
             if p >= width:
-                key = (p % unit, *lens[p - width + 1 : p + 1])
+                key = (p % unit, bytes(lens[p - width + 1 : p + 1]))  # lengths < 256
                 first = seen.get(key)
                 if first is not None:
                     period = p - first
