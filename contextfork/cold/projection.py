@@ -35,11 +35,29 @@ _TR_STOP = {
     "yok", "şey", "mi", "mu", "mü", "mı",
 }  # fmt: skip
 
+# The specification's four patterns, in a form whose cost is linear in the text and whose
+# matches are exactly the specification's (tests/adversarial/test_linear_extraction.py keeps the
+# specification's own patterns as the oracle and compares them on generated and recorded text):
+#
+# - _FILES: the specification's ``(?:[\w.-]+[/\\])+[\w.-]+\.[a-zA-Z0-9]+|[\w.-]+\.(?:py|…)``
+#   tried at every position costs the length of the run of ``[\w.-]`` after it (20 KB of dots:
+#   7 s). A match can only start where a *chain* starts: a ``[\w.-]`` character that follows
+#   neither a ``[\w.-]`` character nor a single separator after one (``a/b/c`` is one chain,
+#   ``a//b`` two). Proof: the parts of a chain after its first separator are the same whatever
+#   the start inside its first part, so if the chain's start fails both alternatives fail at
+#   every later start in it, and after a match the rest of the chain holds no further candidate
+#   (the match took its last file-like part). The two bounded lookbehinds skip those starts, so
+#   each chain is scanned a fixed number of times.
+# - _COMMANDS: ``^\s*`` crossed line ends, so every line start of a blank region rescanned the
+#   region (20 KB of newlines: 6.6 s). ``^[^\S\n]*`` stops at the line end; the same command
+#   is found from the last line start before it, with the same end, so the list is the same.
+# - _ERRORS and _IDENT start only at word boundaries and scan one word: linear as written.
 _FILES = re.compile(
-    r"(?:[\w.-]+[/\\])+[\w.-]+\.[a-zA-Z0-9]+"
-    r"|[\w.-]+\.(?:py|js|ts|json|md|sql|sh|yml|yaml|html|css|rs|go|cs)"
+    r"(?<![\w.-])(?<![\w.-][/\\])"
+    r"(?:(?:[\w.-]+[/\\])+[\w.-]+\.[a-zA-Z0-9]+"
+    r"|[\w.-]+\.(?:py|js|ts|json|md|sql|sh|yml|yaml|html|css|rs|go|cs))"
 )
-_COMMANDS = re.compile(r"^\s*(?:\$|>)\s*([a-zA-Z0-9_.-]+(?:\s+[^;\n\r]+)?)", re.MULTILINE)
+_COMMANDS = re.compile(r"^[^\S\n]*(?:\$|>)\s*([a-zA-Z0-9_.-]+(?:\s+[^;\n\r]+)?)", re.MULTILINE)
 _ERRORS = re.compile(
     r"\b(?:[A-Z][a-zA-Z0-9]+Error|[A-Z][a-zA-Z0-9]+Exception|FATAL|PANIC|Traceback)\b"
     r"|HTTP\s+[45]\d{2}|\b[A-Z]{2,}_[A-Z0-9_]+_ERROR\b"

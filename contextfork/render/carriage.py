@@ -21,23 +21,92 @@ from functools import lru_cache
 from contextfork.render.dedupe import is_signature
 from contextfork.render.messages import Msg
 
+_EXTS = (r"(?:py|pyi|js|jsx|ts|tsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|rs|go|"
+         r"java|c|h|cpp|hpp|rb|php|html|css|lock|sql)\b")
+# The identifier rule is six alternatives, left to right at each position:
+#   (?:[\w.-]*/)+[\w.-]+                                   paths with a slash
+#   \b[A-Za-z_][\w-]*\.EXTS                               bare file names
+#   \b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b                   dotted symbols (os.path.join)
+#   \b[A-Za-z]\w*(?:Error|Exception|Warning)\b           error names
+#   \b_*[a-z][a-z0-9]*_[a-z0-9_]+\b                       snake_case
+#   \b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b                  CamelCase
+# Tried at every position, the first two cost the rest of a path-like run each (20 KB of one
+# character took 1-23 s; tool outputs are rendered on every pi call). ``identifiers`` finds the
+# same matches in linear time (tests/adversarial/test_linear_extraction.py compares it with the
+# rule as written):
+# - a path can only start where the ``[\w.-]``/``/`` run starts: a later start in it sees the
+#   same parts after its first ``/`` as the earlier start that failed or matched before it, so
+#   the lookbehind ``(?<![\w./-])`` skips only starts that cannot match;
+# - a bare file name ``x-y.py`` depends only on where its ``[\w-]`` run ends, so the pattern
+#   tries it at run starts (``(?<![\w-])``), and the one other start that can match, the first
+#   one after a ``-`` that the scan reaches in a run ending in ``.EXT``, is found from the list
+#   of such runs (``_GOOD_RUN``) and taken in code (``_DASH_START``);
+# - the other four start at word boundaries and scan one word.
 _IDENT = re.compile(
-    r"(?:[\w.-]*/)+[\w.-]+"  # paths with a slash
-    r"|\b[A-Za-z_][\w-]*\.(?:py|pyi|js|jsx|ts|tsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|rs|go|"
-    r"java|c|h|cpp|hpp|rb|php|html|css|lock|sql)\b"  # bare file names
-    r"|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b"  # dotted symbols (os.path.join)
-    r"|\b[A-Za-z]\w*(?:Error|Exception|Warning)\b"  # error names
-    r"|\b_*[a-z][a-z0-9]*_[a-z0-9_]+\b"  # snake_case
-    r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"  # CamelCase
+    r"(?<![\w./-])(?:[\w.-]*/)+[\w.-]+"
+    r"|(?<![\w-])\b[A-Za-z_][\w-]*\." + _EXTS +
+    r"|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b"
+    r"|\b[A-Za-z]\w*(?:Error|Exception|Warning)\b"
+    r"|\b_*[a-z][a-z0-9]*_[a-z0-9_]+\b"
+    r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"
 )
+_GOOD_RUN = re.compile(r"(?<![\w-])[\w-]++(?=\." + _EXTS + ")")
+_FILE_TAIL = re.compile(r"\." + _EXTS)
+_DASH_START = re.compile(r"-(?=[A-Za-z_])")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _next_dash_start(text: str, runs: list[tuple[int, int]], k: int, pos: int) -> tuple[int, int]:
+    """(index of the first ``.EXT`` run ending after ``pos``, the position where the rule, as
+    written, would match a bare file name in it that ``_IDENT`` does not try (after a ``-``),
+    or -1 when ``_IDENT`` itself reaches the run's first possible start)."""
+    while k < len(runs):
+        s, e = runs[k]
+        if e <= pos:
+            k += 1
+            continue
+        if pos <= s and text[s] in _NAME_START:
+            return k, -1
+        dash = _DASH_START.search(text, max(pos - 1, s), e)
+        if dash is None:
+            k += 1
+            continue
+        return k, dash.start() + 1
+    return k, -1
+
+
+def _ident_matches(text: str) -> list[str]:
+    """Every match of the identifier rule (the six alternatives above), left to right."""
+    runs = [(m.start(), m.end()) for m in _GOOD_RUN.finditer(text)]
+    if not runs:
+        return [m.group(0) for m in _IDENT.finditer(text)]
+    out: list[str] = []
+    pos = 0
+    k, cand = _next_dash_start(text, runs, 0, 0)
+    while True:
+        for m in _IDENT.finditer(text, pos):
+            if 0 <= cand <= m.start():
+                break
+            out.append(m.group(0))
+            pos = m.end()
+            if k < len(runs) and pos > runs[k][0]:
+                k, cand = _next_dash_start(text, runs, k, pos)
+        else:
+            if cand < 0:
+                return out
+        tail = _FILE_TAIL.match(text, runs[k][1])
+        assert tail is not None  # the run was found by that lookahead
+        out.append(text[cand:tail.end()])
+        pos = tail.end()
+        k, cand = _next_dash_start(text, runs, k + 1, pos)
 
 
 @lru_cache(maxsize=65536)
 def identifiers(text: str) -> frozenset[str]:
     """The identifiers of a text (cached: the same message bodies recur at every step)."""
     out = set()
-    for m in _IDENT.finditer(text):
-        term = m.group(0).strip(".-/")
+    for match in _ident_matches(text):
+        term = match.strip(".-/")
         if len(term) >= 4 and not term.isdigit():
             out.add(term)
     return frozenset(out)
@@ -52,7 +121,10 @@ def content_text(text: str) -> str:
     """The text without renderer-added lists: ``[names: …]`` and the signature lines that
     follow a dedupe stub (the stub header itself names only steps and line numbers)."""
     if "[names: " in text:
-        text = _NAMES_LIST.sub("", text)
+        # Only up to the last "]": a list opened after it cannot close, and each such opening
+        # rescanned the rest of the text (quadratic).
+        cut = text.rfind("]") + 1
+        text = _NAMES_LIST.sub("", text[:cut]) + text[cut:]
     if "[contextfork: " not in text:
         return text
     out: list[str] = []

@@ -12,8 +12,13 @@ from dataclasses import dataclass
 
 from contextfork.render.messages import StepMessages
 
-_PROGRESS = re.compile(r"^\s*PROGRESS:\s*(.+?)\s*$", re.MULTILINE)
-_STALE = re.compile(r"^\s*STALE:\s*([0-9][0-9,\s\-–]*)$", re.MULTILINE)
+# As ``^\s*PROGRESS:\s*(.+?)\s*$`` and ``^\s*STALE:\s*([0-9][0-9,\s\-–]*)$``, in linear time: a
+# line start no longer scans every blank line after it (``^[^\S\n]*``; the mark is found from
+# its own line start), and the shortest non-empty rest of the line followed only by blanks is
+# taken in one pass (its first character, then blanks-and-a-character pairs) instead of a lazy
+# ``.+?`` that rescanned the blanks at every length.
+_PROGRESS = re.compile(r"^[^\S\n]*PROGRESS:\s*(.(?:[^\S\n]*+\S)*+)\s*$", re.MULTILINE)
+_STALE = re.compile(r"^[^\S\n]*STALE:\s*([0-9][0-9,\s\-–]*)$", re.MULTILINE)
 _HEAD_LINES = 6  # only the first lines of a reply may carry the PROGRESS/STALE lines
 
 REMINDER = (

@@ -30,6 +30,14 @@ ACTION_RE = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 _RC_RE = re.compile(r"^\s*<returncode>(-?\d+)</returncode>")
 
 
+def _actions(text: str) -> list[str]:
+    """``ACTION_RE.findall(text)``, searched only up to the last closing fence: a block opened
+    after it cannot close, and each such opening rescanned the rest of the text (quadratic
+    on many unclosed blocks)."""
+    last = text.rfind("\n```")
+    return ACTION_RE.findall(text, 0, last + 4) if last >= 0 else []
+
+
 def content_text(content: Any) -> str:
     return flatten_text(content, kinds=None, markers={}, coerce=True)
 
@@ -79,7 +87,7 @@ def load(path: Path) -> Session:
             system = text
             b.prompt(raw, None, [])
         elif role == "assistant":
-            actions = ACTION_RE.findall(text)
+            actions = _actions(text)
             blocks: list[Block] = [TextBlock(role="assistant", text=text)]
             open_call = None
             if len(actions) == 1:
