@@ -1,0 +1,225 @@
+"""One conversation's live history behind the proxy, and the registry that keeps them apart.
+
+Each conversation is a ``harness.pi_live.LiveSession`` (the renderer pi uses: dedupe stubs,
+notes, the k-boundary, epoch commits, the agent's curation decisions) fed with the request's
+messages as they grow. A request is matched against what the conversation holds message by
+message: the same bytes, or the same identity (``message_identity``: Claude Code moves its
+``cache_control`` breakpoints every call). A request that only appends is taken as is; one that
+differs only in the parts not yet in a finished step (a retry with another prompt, a side
+request riding on the same history) drops that tail; one that changes a finished step is
+another history (a rewind, a compaction): the session starts over on it.
+
+Keys: Claude Code's ``X-Claude-Code-Session-Id`` (or the ``session_id`` in ``metadata.user_id``)
+with its ``X-Claude-Code-Agent-Id`` (a subagent is a conversation of its own, often in
+parallel), Codex's ``prompt_cache_key``; always with the identity of the first message, so a
+side request of the same session (a title, a summary) never lands in the main history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextfork.harness.pi_live import LiveSession, live_policy
+from contextfork.hashing import sha256_text
+from contextfork.proxy.steps import Memo, PartSteps
+from contextfork.render.engine import View
+from contextfork.render.policies import Policy
+from contextfork.render.window import DEFAULT_WINDOW, model_window
+
+MAX_CONVERSATIONS = 64
+SAFE_ID = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
+
+
+def env_int(name: str, default: int | None) -> int | None:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        return default
+
+
+def proxy_policy(model: str | None) -> Policy:
+    """The band the proxy keeps: the named policy (``CONTEXTFORK_PROXY_POLICY``, epoch) with a
+    budget from min(the model's window, ``CONTEXTFORK_PROXY_WINDOW_CAP`` = 200k): a prompt that
+    grows to 800k tokens costs the user even where it fits."""
+    name = os.environ.get("CONTEXTFORK_PROXY_POLICY", "epoch")
+    cap = env_int("CONTEXTFORK_PROXY_WINDOW_CAP", DEFAULT_WINDOW) or DEFAULT_WINDOW
+    window = min(model_window(model) or DEFAULT_WINDOW, cap)
+    return live_policy(name if name in ("epoch", "refold") else "epoch", window,
+                       env_int("CONTEXTFORK_PROXY_BUDGET", None),
+                       env_int("CONTEXTFORK_PROXY_K", 3) or 3,
+                       os.environ.get("CONTEXTFORK_PROXY_ADAPTIVE", "1") != "0")
+
+
+def safe_id(text: str) -> str:
+    """A session id the cold store accepts (a hostile header becomes a hash)."""
+    from contextfork.errors import UsageError
+    from contextfork.sessionids import check_session_id
+
+    if text and len(text) <= 100 and all(c in SAFE_ID for c in text):
+        try:
+            return check_session_id(text)
+        except UsageError:
+            pass
+    return "proxy-" + sha256_text(text)[:16]
+
+
+@dataclass
+class Stats:
+    """What one conversation's requests really were (``status`` shows the sum)."""
+
+    requests: int = 0
+    edited: int = 0
+    passed: dict[str, int] = field(default_factory=dict)
+    bytes_in: int = 0  # messages as the client sent them
+    bytes_out: int = 0  # messages as forwarded
+    largest_out: int = 0
+    folds: int = 0
+    epochs: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+    last_usage: dict[str, int] = field(default_factory=dict)
+    ms: list[float] = field(default_factory=list)
+
+    def pass_through(self, why: str) -> None:
+        reason = why.split(":", 1)[0][:80]
+        self.passed[reason] = self.passed.get(reason, 0) + 1
+
+    def add_usage(self, usage: Mapping[str, int]) -> None:
+        self.last_usage = dict(usage)
+        for k, v in usage.items():
+            self.usage[k] = self.usage.get(k, 0) + v
+
+    def to_json(self) -> dict[str, Any]:
+        ms = sorted(self.ms[-500:])
+        return {"requests": self.requests, "edited": self.edited, "passed": self.passed,
+                "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
+                "largest_out": self.largest_out, "folds": self.folds, "epochs": self.epochs,
+                "usage": self.usage, "last_usage": self.last_usage,
+                "overhead_ms_median": ms[len(ms) // 2] if ms else None}
+
+
+class Conversation:
+    """One history, its renderer and what the client sent last."""
+
+    def __init__(self, key: str, session_id: str, root: Path | None, pol: Policy,
+                 steps: Callable[[], PartSteps]) -> None:
+        self.key = key
+        self.session = LiveSession(session_id, pol, root, steps=steps)
+        self.raws: list[str] = []
+        self.ids: list[str | None] = []
+        # (texts, values) of the last request, swapped whole: a parse in another thread reads it
+        self.held: tuple[list[str], list[Any]] = ([], [])
+        self.memo = Memo()
+        self.lock = threading.Lock()
+        self.stats = Stats()
+        self.used = time.monotonic()
+
+    def sync(self, values: list[Any], raws: list[str],
+             identity: Callable[[Any], str]) -> str:
+        """Take this request's messages; says how (append | tail | reset)."""
+        live = self.live
+        have = len(self.raws)
+        same = 0
+        for i in range(min(have, len(raws))):
+            if raws[i] != self.raws[i]:
+                known = self.ids[i]
+                if known is None:
+                    known = self.ids[i] = identity(live.messages[i])
+                if identity(values[i]) != known:
+                    break
+            same += 1
+        how = "append"
+        if same < have:
+            if same >= live.finished_end():
+                self._drop_tail(same)
+                how = "tail"
+            else:
+                self.session.reset()
+                self.raws, self.ids, same = [], [], 0
+                how = "reset"
+        self.live.extend(values[same:])
+        self.ids = self.ids[:same] + [None] * (len(raws) - same)
+        self.raws = list(raws)
+        self.held = (self.raws, list(values))
+        return how
+
+    @property
+    def live(self) -> PartSteps:
+        live = self.session.live
+        assert isinstance(live, PartSteps)
+        return live
+
+    def _drop_tail(self, keep: int) -> None:
+        """Forget held messages from ``keep`` on (all of them pending leads, no step yet)."""
+        live = self.live
+        live.pending = [(b, f) for b, f in live.pending if live.at[f][0] < keep]
+        del live.messages[keep:]
+        del live.fps[keep:]
+        self.ids = self.ids[:keep]
+        self.raws = self.raws[:keep]
+        self.session.last_view = None  # the open step changed: advance again at the same t
+
+    def view(self) -> View:
+        return self.session.view()
+
+
+class Registry:
+    """Conversations by key, least recently used dropped past ``MAX_CONVERSATIONS``."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[str, Conversation] = OrderedDict()
+        self.lock = threading.Lock()
+        self.mains: dict[str, str] = {}  # session -> key of its main conversation
+
+    def get(self, key: str, make: Callable[[], Conversation]) -> Conversation:
+        with self.lock:
+            conv = self.items.get(key)
+            if conv is None:
+                conv = make()
+                self.items[key] = conv
+                while len(self.items) > MAX_CONVERSATIONS:
+                    self.items.popitem(last=False)
+            self.items.move_to_end(key)
+            conv.used = time.monotonic()
+            return conv
+
+    def known(self, most: int = 8) -> list[tuple[list[str], list[Any]]]:
+        """The last arrays of the most recent conversations: a request that repeats one is
+        decoded only where it differs (``jsonspan.document``)."""
+        with self.lock:
+            convs = list(self.items.values())[-most:]
+        return [c.held for c in reversed(convs) if c.held[0]]
+
+    def totals(self) -> dict[str, Any]:
+        with self.lock:
+            convs = list(self.items.values())
+        return {c.key: {"session": c.session.session_id, **c.stats.to_json()} for c in convs}
+
+
+def claude_session(headers: Mapping[str, str], body: Mapping[str, Any]) -> str | None:
+    """Claude Code's session id: the header, else ``metadata.user_id`` (a JSON string)."""
+    sid = headers.get("x-claude-code-session-id")
+    if sid:
+        return sid
+    meta = body.get("metadata")
+    raw = meta.get("user_id") if isinstance(meta, dict) else None
+    if isinstance(raw, str) and raw.startswith("{"):
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return None
+        sid = obj.get("session_id") if isinstance(obj, dict) else None
+        return sid if isinstance(sid, str) and sid else None
+    return None
+
+
+__all__ = ["Conversation", "Registry", "Stats", "claude_session", "env_int", "proxy_policy",
+           "safe_id"]
