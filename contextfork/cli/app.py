@@ -31,6 +31,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "doctor_cmds": ("doctor",),
     "context_cmds": ("context",),
     "server_cmds": ("server",),
+    "proxy_cmds": ("proxy", "run"),
 }
 _AREA_OF = {command: area for area, commands in AREAS.items() for command in commands}
 

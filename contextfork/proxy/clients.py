@@ -1,0 +1,63 @@
+"""How each client is pointed at the proxy, and where it would have gone without it.
+
+Claude Code reads ``ANTHROPIC_BASE_URL``. Codex's built-in ``openai`` provider reads
+``OPENAI_BASE_URL``; a config whose ``model_provider`` names a provider of its own (a gateway,
+Azure, a local server) has that provider's ``base_url``, overridden for this run only with
+``-c model_providers.<id>.base_url=…`` (the user's files are never edited). Either way the URL
+the client had becomes the proxy's upstream for this client; a URL that is already one of our
+proxy routes is never taken as an upstream (no loop).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ANTHROPIC = "https://api.anthropic.com"
+OPENAI = "https://api.openai.com/v1"
+
+
+def _ours(url: str) -> bool:
+    from contextfork.proxy.server import host_is_loopback
+
+    rest = url.split("://", 1)[-1]
+    host, _, path = rest.partition("/")
+    return host_is_loopback(host) and path.startswith("c/")
+
+
+def codex_provider(env: dict[str, str]) -> tuple[str | None, str | None]:
+    """(provider id, its base_url) when Codex's config names a provider of its own."""
+    home = Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
+    try:
+        config: dict[str, Any] = tomllib.loads((home / "config.toml").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    pid = config.get("model_provider")
+    providers = config.get("model_providers")
+    if not isinstance(pid, str) or not isinstance(providers, dict):
+        return None, None
+    entry = providers.get(pid)
+    url = entry.get("base_url") if isinstance(entry, dict) else None
+    return pid, url if isinstance(url, str) else None
+
+
+def point(harness: str, argv: list[str], env: dict[str, str],
+          url: str) -> tuple[list[str], str]:
+    """The client's argv and env (edited in place) pointed at ``url``; the upstream."""
+    if harness == "codex":
+        pid, base = codex_provider(env)
+        if pid is not None and base is not None and pid != "openai":
+            upstream = base if not _ours(base) else OPENAI
+            return [argv[0], "-c", f"model_providers.{pid}.base_url={json.dumps(url)}",
+                    *argv[1:]], upstream
+        given = env.get("OPENAI_BASE_URL") or ""
+        env["OPENAI_BASE_URL"] = url
+        return argv, given if given and not _ours(given) else OPENAI
+    given = env.get("ANTHROPIC_BASE_URL") or ""
+    env["ANTHROPIC_BASE_URL"] = url
+    return argv, given if given and not _ours(given) else ANTHROPIC
+
+
+__all__ = ["codex_provider", "point"]
