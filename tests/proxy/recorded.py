@@ -28,11 +28,11 @@ def requests_of(path: Path) -> list[list[dict[str, Any]]]:
     last_id: str | None = None
     last_at = -1
     calls: list[list[dict[str, Any]]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        obj = json.loads(line)
-        if obj.get("isSidechain") or obj.get("type") not in ("user", "assistant"):
+    lines = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    # a subagent's own file holds only sidechain lines: then they are the conversation
+    main = any(not o.get("isSidechain") for o in lines if o.get("type") in ("user", "assistant"))
+    for obj in lines:
+        if (main and obj.get("isSidechain")) or obj.get("type") not in ("user", "assistant"):
             continue
         message = obj.get("message")
         if not isinstance(message, dict):
