@@ -48,7 +48,7 @@ class Api:
     # (headers, body, values, raws) -> (registry key, cold-store session, main?)
     key: Callable[[Mapping[str, str], Mapping[str, Any], list[Any], list[str]],
                   tuple[str, str, bool]]
-    edit: Callable[[PartSteps, list[Any], list[str], View, Memo], Edit]
+    edit: Callable[[PartSteps, list[Any], list[str], View, Memo], Edit]  # proxy.edit
     check: Callable[[list[Any], list[str], Edit], str | None]  # (values, raws, edit)
     hint: Callable[[Mapping[str, Any], str], str]
 

@@ -17,17 +17,14 @@ step. ``check`` proves the result (pairs, roles, breakpoints) before anything is
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 from contextfork.hashing import sha256_text
 from contextfork.proxy import jsonspan
-from contextfork.proxy.steps import Edit, Memo, PartSteps
-from contextfork.render.engine import View
+from contextfork.proxy.steps import Edit, PartSteps
 from contextfork.transcript.claude_code import _assistant_blocks, _to_result, is_harness_text
-from contextfork.transcript.model import Block, TextBlock, ToolResult
+from contextfork.transcript.model import Block, TextBlock
 
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 MAX_BREAKPOINTS = 4
@@ -75,6 +72,32 @@ def _lead_text(part: Any) -> str:
 class MessageSteps(PartSteps):
     """Anthropic ``messages`` as steps (see the module docstring)."""
 
+    def whole(self, s: int) -> list[int]:
+        return [self.assistant_at[s - 1]]
+
+    def parts(self, value: Any) -> list[Any]:
+        return parts_of(value) if isinstance(value, dict) else []
+
+    def replaceable(self, part: Any) -> bool:
+        return (isinstance(part, dict) and part.get("type") == "tool_result"
+                and _text_only(part.get("content")))
+
+    def edited_value(self, value: Any, drops: set[int], subs: dict[int, str]) -> Any:
+        if not isinstance(value.get("content"), list):
+            raise jsonspan.SpanError("parts to edit in a string content")
+        kept = [({**p, "content": subs[j]} if j in subs else p)
+                for j, p in enumerate(value["content"]) if j not in drops]
+        return {**value, "content": kept} if kept else None
+
+    def edited_text(self, raw: str, drops: set[int], subs: dict[int, str]) -> str:
+        cspan, spans = _part_spans(raw)
+        texts = [(_replace_member(raw[a:b], "content", subs[j]) if j in subs else raw[a:b])
+                 for j, (a, b) in enumerate(spans) if j not in drops]
+        return jsonspan.splice(raw, [(cspan, "[" + ",".join(texts) + "]")])
+
+    def note_item(self, text: str) -> dict[str, Any]:
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+
     def extend(self, new: list[Any]) -> None:
         for raw in new:
             msg = raw if isinstance(raw, dict) else {"role": "unknown", "content": str(raw)}
@@ -111,12 +134,7 @@ class MessageSteps(PartSteps):
         self.add_step(i, blocks, srcs, lead, model if isinstance(model, str) else None)
 
 
-# -- the view as an edit -------------------------------------------------------------------
-_RESTORE_HEAD = "`restore N` gives any back exactly"
-_RESTORE_ONE = re.compile(r" · restore (\d+)\]$")
-_STEP_LINE = re.compile(r"(?m)^s(\d+)(:| \(agent brief\))")
-
-
+# -- the view as an edit (contextfork.proxy.edit builds it; these say how for this format) -----
 def _part_spans(raw: str) -> tuple[tuple[int, int], list[tuple[int, int]]]:
     """The span of a message's ``content`` array in its text, and each part's span."""
     top, _ = jsonspan.members(raw)
@@ -127,108 +145,22 @@ def _part_spans(raw: str) -> tuple[tuple[int, int], list[tuple[int, int]]]:
     return cspan, [span for _, span in items]
 
 
-def _replace_result(part_raw: str, text: str) -> str:
-    """A ``tool_result`` part with its ``content`` replaced; every other byte kept."""
+def _replace_member(part_raw: str, key: str, text: str) -> str:
+    """An object's text with member ``key`` replaced by the string ``text``; every other byte
+    kept."""
     top, _ = jsonspan.members(part_raw)
-    if "content" not in top:
-        return part_raw[:-1] + "," + jsonspan.dumps({"content": text})[1:]
-    return jsonspan.splice(part_raw, [(top["content"][1], jsonspan.dumps(text))])
+    if key not in top:
+        return part_raw[:-1] + "," + jsonspan.dumps({key: text})[1:]
+    return jsonspan.splice(part_raw, [(top[key][1], jsonspan.dumps(text))])
 
 
-def _replaceable(part: Any) -> bool:
-    """A result whose content is text only (a stub must never drop an image)."""
-    if not isinstance(part, dict) or part.get("type") != "tool_result":
-        return False
-    content = part.get("content")
+def _text_only(content: Any) -> bool:
+    """Content a stub may replace: text only (a stub must never drop an image)."""
     if content is None or isinstance(content, str):
         return True
     return isinstance(content, list) and all(
-        isinstance(c, dict) and c.get("type") == "text" for c in content)
-
-
-def note_message(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def build_edit(live: PartSteps, values: list[Any], raws: list[str], view: View,
-               memo: Memo) -> Edit:
-    """The view as an edit of the request's messages (``values``/``raws``: as parsed and their
-    exact texts; the ones ``live`` holds are the same messages, up to breakpoints)."""
-    shown: set[int] = set()
-    replaced: dict[int, str] = {}
-    notes: dict[int, tuple[str, str]] = {}
-    fold_of_note = {steps[0]: fid for fid, steps in view.folds.items()}
-    for m in view.messages:
-        if m.kind == "note":
-            notes[m.step] = (fold_of_note.get(m.step, ""), m.content)
-        elif m.kind in ("reply", "call", "output") and m.block >= 0:
-            shown.add(m.step)
-            if m.kind == "output":
-                block = live.steps[m.step - 1].blocks[m.block]
-                if isinstance(block, ToolResult) and m.content != block.content:
-                    replaced[live.source(m.step, m.block)] = m.content
-    folded = {s for steps in view.folds.values() for s in steps if s not in shown}
-    drop_msgs = {live.assistant_at[s - 1] for s in folded}
-    drop_parts: dict[int, set[int]] = {}
-    for s in folded:
-        for part_id in live.results[s - 1]:
-            i, j = live.at[part_id]
-            drop_parts.setdefault(i, set()).add(j)
-    new_parts: dict[int, dict[int, str]] = {}
-    for part_id, text in replaced.items():
-        i, j = live.at[part_id]
-        if j not in drop_parts.get(i, set()) and _replaceable(parts_of(live.messages[i])[j]):
-            new_parts.setdefault(i, {})[j] = text
-    note_at = {live.assistant_at[s - 1]: notes[s] for s in notes if s <= len(live.steps)}
-    edit = Edit(folded_steps=len(folded))
-    for i, raw in enumerate(raws):
-        if i in note_at:
-            fid, text = note_at[i]
-            msg = note_message(_note_text(text, fid, view.folds.get(fid, ()), memo))
-            edit.add(jsonspan.dumps(msg), msg, None, True)
-            edit.notes += 1
-        if i in drop_msgs:
-            continue
-        drops, subs = drop_parts.get(i, set()), new_parts.get(i, {})
-        if not drops and not subs:
-            edit.add(raw, values[i], i, False)
-            continue
-        msg = values[i]
-        if not isinstance(msg.get("content"), list):
-            raise jsonspan.SpanError(f"message {i}: parts to edit in a string content")
-        if len(msg["content"]) != len(parts_of(live.messages[i])):
-            raise jsonspan.SpanError(f"message {i}: not the parts the history holds")
-        kept = [({**p, "content": subs[j]} if j in subs else p)
-                for j, p in enumerate(msg["content"]) if j not in drops]
-        edit.stubs += len(subs)
-        if not kept:
-            continue  # every part was a result of a folded call
-        key = (raw, frozenset(drops), tuple(sorted(subs.items())))
-        edit.add(memo.text(key, partial(_edited, raw, drops, subs)),
-                 {**msg, "content": kept}, i, True)
-    return edit
-
-
-def _edited(raw: str, drops: set[int], subs: dict[int, str]) -> str:
-    """A message's text without the parts ``drops`` and with the results ``subs`` replaced."""
-    cspan, spans = _part_spans(raw)
-    texts = [(_replace_result(raw[a:b], subs[j]) if j in subs else raw[a:b])
-             for j, (a, b) in enumerate(spans) if j not in drops]
-    return jsonspan.splice(raw, [(cspan, "[" + ",".join(texts) + "]")])
-
-
-def _note_text(text: str, fid: str, steps: tuple[int, ...], memo: Memo) -> str:
-    """The renderer's note with its restore line naming what this model really has (fixed
-    per fold when first sent, so a note never changes bytes), and steps named by the ids the
-    cold store gave them where those differ from positions."""
-    hint, ids = memo.hint, memo.ids
-    head = hint.setdefault(fid, hint.get("", _RESTORE_HEAD)) if fid else hint.get("", "")
-    if ids and any(s in ids for s in steps):
-        text = _STEP_LINE.sub(lambda m: f"s{ids.get(int(m.group(1)), int(m.group(1)))}"
-                              f"{m.group(2)}", text)
-    if _RESTORE_HEAD in text:
-        return text.replace(_RESTORE_HEAD, head, 1)
-    return _RESTORE_ONE.sub(f" · {head}]", text)
+        isinstance(c, dict) and c.get("type") in ("text", "input_text", "output_text")
+        for c in content)
 
 
 # -- the proof -----------------------------------------------------------------------------
@@ -339,10 +271,11 @@ def hint(body: Mapping[str, Any], store: str) -> str:
 
 def api() -> Any:
     from contextfork.proxy.adapt import Api
+    from contextfork.proxy.edit import build_edit
 
     return Api("messages", "messages", MessageSteps, message_identity, _key, build_edit,
                check, hint)
 
 
-__all__ = ["MessageSteps", "breakpoints", "build_edit", "check", "message_identity",
-           "note_message", "pair_faults", "parts_of"]
+__all__ = ["MessageSteps", "api", "breakpoints", "check", "hint", "message_identity",
+           "pair_faults", "parts_of"]

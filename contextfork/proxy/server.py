@@ -333,7 +333,9 @@ async def serve(proxy: Proxy, host: str, port: int,
     runner = web.AppRunner(proxy.app(), access_log=None, handle_signals=False)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port, reuse_address=False)
+        # SO_REUSEADDR: a proxy started again on its port must not wait out TIME_WAIT (a live
+        # listener on the port still refuses the bind on Linux)
+        site = web.TCPSite(runner, host, port, reuse_address=True)
         await site.start()
         if ready is not None:
             ready(_bound_port(runner, port))

@@ -57,6 +57,32 @@ class PartSteps(LiveSteps):
         lead = [b for b, _ in self.pending]
         return Step(index=len(self.steps) + 1, key=self.key(lead, []), blocks=lead)
 
+    # -- what an edit does to this format's items (contextfork.proxy.edit) ----------------
+    def whole(self, s: int) -> list[int]:
+        """The items a folded step ``s`` removes entirely (its results are parts)."""
+        raise NotImplementedError
+
+    def parts(self, value: Any) -> list[Any]:
+        """An item's parts, as the flat ids number them."""
+        raise NotImplementedError
+
+    def replaceable(self, part: Any) -> bool:
+        """A result part whose text a dedupe stub may replace."""
+        raise NotImplementedError
+
+    def edited_value(self, value: Any, drops: set[int], subs: dict[int, str]) -> Any:
+        """The item without the parts ``drops``, results ``subs`` replaced (None: nothing
+        left)."""
+        raise NotImplementedError
+
+    def edited_text(self, raw: str, drops: set[int], subs: dict[int, str]) -> str:
+        """The same edit spliced into the item's own text."""
+        raise NotImplementedError
+
+    def note_item(self, text: str) -> dict[str, Any]:
+        """A fold note as an item of this format."""
+        raise NotImplementedError
+
     def finished_end(self) -> int:
         """The first message holding nothing of a finished step (only pending leads)."""
         if not self.steps:
