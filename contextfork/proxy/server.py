@@ -42,7 +42,7 @@ HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-author
                  "trailer", "trailers", "transfer-encoding", "upgrade", "host",
                  "content-length"})
 CONTROL = "/_contextfork/"
-ADAPTED = frozenset({"messages", "count"})
+ADAPTED = frozenset({"messages", "count", "responses"})
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,14 @@ class Proxy:
     def api(self, kind: str) -> Api:
         got = self._apis.get(kind)
         if got is None:
-            from contextfork.proxy import anthropic
+            if kind == "responses":
+                from contextfork.proxy import responses
 
-            got = anthropic.api()
+                got = responses.api()
+            else:
+                from contextfork.proxy import anthropic
+
+                got = anthropic.api()
             self._apis[kind] = got
         return got
 
