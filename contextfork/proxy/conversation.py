@@ -86,7 +86,9 @@ class Stats:
     epochs: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     last_usage: dict[str, int] = field(default_factory=dict)
+    last_bytes: tuple[int, int] = (0, 0)  # the last request: as the client sent it, as sent
     ms: list[float] = field(default_factory=list)
+    written: float = 0.0  # when the figures were last saved
 
     def pass_through(self, why: str) -> None:
         reason = why.split(":", 1)[0][:80]
@@ -103,6 +105,7 @@ class Stats:
                 "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
                 "largest_out": self.largest_out, "folds": self.folds, "epochs": self.epochs,
                 "usage": self.usage, "last_usage": self.last_usage,
+                "last_bytes": list(self.last_bytes), "updated": time.time(),
                 "overhead_ms_median": ms[len(ms) // 2] if ms else None}
 
 
@@ -190,6 +193,10 @@ class Registry:
             self.items.move_to_end(key)
             conv.used = time.monotonic()
             return conv
+
+    def snapshot(self) -> list[Conversation]:
+        with self.lock:
+            return list(self.items.values())
 
     def known(self, most: int = 8) -> list[tuple[list[str], list[Any]]]:
         """The last arrays of the most recent conversations: a request that repeats one is

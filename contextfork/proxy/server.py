@@ -19,6 +19,7 @@ and never logged, stored or echoed: the log records path, status, sizes, timing 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -98,6 +99,7 @@ class Proxy:
         self.started = time.time()
         self.served = 0
         self._apis: dict[str, Api] = {}
+        self._pending: set[Any] = set()
 
     # -- application ----------------------------------------------------------------------
     def app(self) -> web.Application:
@@ -120,6 +122,9 @@ class Proxy:
     async def _close(self, _app: web.Application) -> None:
         if self.session is not None:
             await self.session.close()
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        await asyncio.to_thread(self.flush)
 
     def api(self, kind: str) -> Api:
         got = self._apis.get(kind)
@@ -137,6 +142,7 @@ class Proxy:
 
     # -- one request -------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        import aiohttp.web_protocol
         from aiohttp import web
 
         if not host_is_loopback(request.headers.get("Host")):
@@ -153,7 +159,12 @@ class Proxy:
             return _json(502, "contextfork proxy: unknown client (the launcher that "
                               "registered it has exited)")
         try:
-            body = await request.read()
+            body = await request.read()  # a Content-Encoding is decoded here (aiohttp)
+        except aiohttp.web_protocol.RequestPayloadError:
+            self.log.write(route.root, event="refused", why="body cannot be decoded",
+                           path=_path_only(path))
+            return _json(400, "contextfork proxy: the request body cannot be decoded",
+                         "invalid_request_error")
         except web.HTTPRequestEntityTooLarge:
             self.log.write(route.root, event="refused", why="body too large",
                            path=_path_only(path))
@@ -178,13 +189,12 @@ class Proxy:
                                    record)
         if outcome.conv is not None and kind in ("messages", "responses"):
             self._account(outcome, len(body), overhead, tap)
+            self._save(route.root, outcome.conv)
         self.log.write(route.root, **record)
         return resp
 
     async def _adapt(self, kind: str, route: Route, request: web.Request,
                      body: bytes) -> Outcome:
-        if request.headers.get("Content-Encoding", "identity").lower() != "identity":
-            return Outcome(why="compressed request body")
         api = self.api("messages" if kind == "count" else kind)
         headers = {k.lower(): v for k, v in request.headers.items()}
         deadline = time.monotonic() + self.budget
@@ -266,10 +276,43 @@ class Proxy:
             st.edited += 1
         elif outcome.why:
             st.pass_through(outcome.why)
+        st.last_bytes = (size_in, out)
         st.folds = int(outcome.info.get("folds", st.folds))
         st.epochs = int(outcome.info.get("epochs", st.epochs))
         if tap is not None and tap.usage:
             st.add_usage(tap.usage)
+
+    def _save(self, root: Path | None, conv: Any, force: bool = False) -> None:
+        """The conversation's figures to ``.contextfork/proxy/`` (at most once a second, in a
+        thread: never on the request's path)."""
+        st = conv.stats
+        now = time.monotonic()
+        if root is None or (not force and now - st.written < 1.0):
+            return
+        st.written = now
+        sid = conv.session.session_id
+        data = {"session": sid, **st.to_json()}
+
+        def write() -> None:
+            from contextfork.errors import ContextforkError
+
+            with contextlib.suppress(OSError, ContextforkError):
+                save_stats(root, sid, data)
+
+        task = asyncio.get_running_loop().run_in_executor(None, write)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    def flush(self) -> None:
+        """Every conversation's last figures, now (at shutdown)."""
+        for conv in self.registry.snapshot():
+            root = conv.session.root
+            if root is not None and conv.stats.requests:
+                from contextfork.errors import ContextforkError
+
+                with contextlib.suppress(OSError, ContextforkError):
+                    save_stats(root, conv.session.session_id,
+                               {"session": conv.session.session_id, **conv.stats.to_json()})
 
     async def _control(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
@@ -288,6 +331,17 @@ class Proxy:
         return web.json_response(data)
 
 
+def save_stats(root: Path, session_id: str, data: dict[str, Any]) -> None:
+    """One conversation's figures, atomically (``stats`` reads them)."""
+    from contextfork.atomic import write_bytes
+    from contextfork.layout import ensure_state_dir, proxy_stats
+
+    ensure_state_dir(root)
+    path = proxy_stats(root, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes(path, json.dumps(data, sort_keys=True).encode("utf-8"), mode=0o600)
+
+
 def _json(status: int, message: str, kind: str = "api_error") -> web.Response:
     from aiohttp import web
 
@@ -300,12 +354,13 @@ def _path_only(path: str) -> str:
 
 
 def _forward_headers(request: web.Request, *, identity: bool) -> dict[str, str]:
-    """The client's headers minus hop-by-hop ones. An adapted endpoint asks for an
-    uncompressed answer so the usage in it can be read (the client sees no difference)."""
+    """The client's headers minus hop-by-hop ones and ``Content-Encoding`` (aiohttp decoded
+    the body as it read it; it goes on plain). An adapted endpoint asks for an uncompressed
+    answer so the usage in it can be read (the client sees no difference)."""
     out: dict[str, str] = {}
     for k, v in request.headers.items():
         low = k.lower()
-        if low in HOP:
+        if low in HOP or low == "content-encoding":  # the body was decoded on reading
             continue
         if identity and low == "accept-encoding":
             continue
