@@ -197,6 +197,11 @@ def proxy_stats(root: Path, session_id: str) -> Path:
     return state_path(root, "proxy", f"{session_id}.json")
 
 
+def proxy_default(root: Path) -> Path:
+    """Which clients go through the proxy in this project (``hooks install … --proxy``)."""
+    return state_path(root, "proxy-default.json")
+
+
 def fork_records_dir(root: Path) -> Path:
     return state_path(root, "harness", "forks")
 

@@ -49,6 +49,9 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         harness: Annotated[str | None, typer.Option(
             "--harness", help="claude | codex (default: from the command's name).")] = None,
+        if_enabled: Annotated[bool, typer.Option(
+            "--if-enabled", help="Use the proxy only where `hooks install --proxy` made it "
+            "the project's default; run the client directly elsewhere.")] = False,
     ) -> None:
         """Run a client with the proxy in front: contextfork run -- claude [ARGS...]."""
         from contextfork.errors import UsageError
@@ -56,4 +59,4 @@ def register(app: typer.Typer) -> None:
 
         if harness not in (None, "claude", "codex"):
             raise UsageError(f"--harness must be claude or codex, got {harness!r}")
-        raise typer.Exit(launch(list(ctx.args), harness))
+        raise typer.Exit(launch(list(ctx.args), harness, if_enabled=if_enabled))

@@ -159,11 +159,17 @@ def _exit_like(code: int) -> int:
     return code
 
 
-def run(argv: list[str], harness: str | None = None) -> int:
+def run(argv: list[str], harness: str | None = None, *, if_enabled: bool = False) -> int:
     if not argv:
         raise UsageError("contextfork run needs the client to run",
                          hint="contextfork run -- claude [ARGS…]")
     kind = harness or harness_of(argv[0])
+    if if_enabled:
+        from contextfork.layout import find_repo
+        from contextfork.proxy import optin
+
+        if not optin.enabled(find_repo(Path.cwd()), kind):
+            return _direct(argv)
     env = dict(os.environ)
     try:
         from contextfork.layout import find_repo
