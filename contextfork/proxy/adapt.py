@@ -93,11 +93,13 @@ def adapt(api: Api, registry: Registry, root: Path | None, headers: Mapping[str,
           body: bytes, *, deadline: float, count_only: bool = False) -> Outcome:
     """The body to forward for one request (see the module docstring)."""
     out = Outcome()
+    t0 = time.perf_counter()
     try:
         text, top, values, raws, span = _parse(body, api.array, registry.known())
     except Unreadable as err:
         out.why = str(err)
         return out
+    out.info["parse_ms"] = round((time.perf_counter() - t0) * 1000, 2)
     if not values:
         out.why = "empty conversation"
         return out
@@ -127,25 +129,28 @@ def _render(api: Api, conv: Conversation, top: dict[str, Any], values: list[Any]
     t1 = time.perf_counter()
     view = conv.view()
     t2 = time.perf_counter()
-    out.info = {"sync": how, "t": view.t, "boundary": view.boundary, "epochs": view.epochs,
-                "folds": len(view.folds), "session": sess.session_id}
+    out.info.update({"sync": how, "t": view.t, "boundary": view.boundary, "epochs": view.epochs,
+                "folds": len(view.folds), "session": sess.session_id})
     if sess.store_error:
         out.why = f"cold store: {sess.store_error}"
         return out
-    problem = _verify(conv, view, sess.stored - before)
+    removed = {r.step for r in view.removals} - conv.verified
+    problem = _verify(conv, view, removed)
     if problem:
         out.why = problem
         return out
+    conv.verified |= removed
     t3 = time.perf_counter()
     conv.memo.ids = sess.cold_ids
     edit = api.edit(conv.live, values, raws, view, conv.memo)
     done = _finish(api, conv, top, values, raws, text, span, edit, out)
     t4 = time.perf_counter()
-    out.info["phases_ms"] = {"sync": round((t1 - t0) * 1000, 2),
+    out.info["phases_ms"] = {"parse": out.info.pop("parse_ms", None),
+                             "sync": round((t1 - t0) * 1000, 2),
                              "render": round((t2 - t1) * 1000, 2),
                              "verify": round((t3 - t2) * 1000, 2),
                              "edit": round((t4 - t3) * 1000, 2),
-                             "stored": len(sess.stored - before)}
+                             "stored": len(sess.stored - before), "verified": len(removed)}
     return done
 
 
@@ -166,8 +171,9 @@ def _finish(api: Api, conv: Conversation, top: dict[str, Any], values: list[Any]
 
 
 def _verify(conv: Conversation, view: View, new: set[int]) -> str | None:
-    """Each step stored for this view reads back (payload, projection and artifact SHA-256
-    re-checked by ``read_node``) with the sha256 the renderer recorded for it."""
+    """Each step this view removes for the first time reads back from the cold store
+    (payload, projection and artifact SHA-256 re-checked by ``read_node``) with the sha256 the
+    renderer recorded for it, whoever stored it (this render, or a pre-store)."""
     if not new:
         return None
     from contextfork.cold.keyed import latest_version

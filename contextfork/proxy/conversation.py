@@ -33,8 +33,13 @@ from contextfork.proxy.steps import Memo, PartSteps
 from contextfork.render.engine import View
 from contextfork.render.policies import Policy
 from contextfork.render.window import DEFAULT_WINDOW, model_window
+from contextfork.transcript.model import Session
 
 MAX_CONVERSATIONS = 64
+# Finished steps are stored this many at a time after a request has gone out (off its path): a
+# later epoch commit then finds its originals already stored and only verifies them. Each
+# store call rewrites the store's IPCF view (O(store)), hence batches.
+PRESTORE_BATCH = 3
 SAFE_ID = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
 
 
@@ -124,6 +129,8 @@ class Conversation:
         self.lock = threading.Lock()
         self.stats = Stats()
         self.used = time.monotonic()
+        self.storing = threading.Lock()  # one pre-store at a time
+        self.verified: set[int] = set()  # removed steps read back from the store
 
     def sync(self, values: list[Any], raws: list[str],
              identity: Callable[[Any], str]) -> str:
@@ -147,6 +154,7 @@ class Conversation:
             else:
                 self.session.reset()
                 self.raws, self.ids, same = [], [], 0
+                self.verified = set()
                 how = "reset"
         self.live.extend(values[same:])
         self.ids = self.ids[:same] + [None] * (len(raws) - same)
@@ -172,6 +180,42 @@ class Conversation:
 
     def view(self) -> View:
         return self.session.view()
+
+    def prestore(self, batch: int = PRESTORE_BATCH) -> int:
+        """Store finished steps ahead of need, off the request's path (see ``PRESTORE_BATCH``);
+        how many were stored. The write runs without the conversation's lock (the cold store
+        has its own; a step written twice is written once), on a snapshot of steps that no
+        longer change; the bookkeeping is merged under the lock."""
+        sess = self.session
+        if sess.root is None or not self.storing.acquire(blocking=False):
+            return 0
+        try:
+            with self.lock:
+                live = sess.live
+                done = len(live.steps) - 1  # the last step may still gain results
+                todo = [s for s in range(1, done + 1) if s not in sess.stored]
+                if len(todo) < batch or sess.store_error:
+                    return 0
+                snapshot = Session.model_construct(
+                    format="pi", session_id=sess.session_id, steps=list(live.steps[:done]),
+                    model=None)
+                layout = sess.layout()
+                generation = live
+            from contextfork.errors import ContextforkError
+            from contextfork.render.coldsource import persist_steps
+
+            known: set[int] = set()
+            try:
+                report = persist_steps(layout, snapshot, todo, known=known)
+            except ContextforkError:
+                return 0  # the render's own store will try (and fail open) if it must
+            with self.lock:
+                if sess.live is generation:  # not a history reset meanwhile
+                    sess.stored |= known
+                    sess.cold_ids.update(report.ids)
+            return len(known)
+        finally:
+            self.storing.release()
 
 
 class Registry:

@@ -43,6 +43,9 @@ HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-author
                  "trailer", "trailers", "transfer-encoding", "upgrade", "host",
                  "content-length"})
 CONTROL = "/_contextfork/"
+# A render that is late sends the whole history (fail open), which costs far more than the wait
+# and can make the client compact: the budget is for a proxy that is stuck, not slow.
+BUDGET_MS = 10_000
 ADAPTED = frozenset({"messages", "count", "responses"})
 
 
@@ -93,7 +96,7 @@ class Proxy:
         self.clients_dir = clients_dir
         self.registry = Registry()
         self.log = log or ProxyLog(None)
-        self.budget = (env_int("CONTEXTFORK_PROXY_TIMEOUT_MS", 3000) or 3000) / 1000
+        self.budget = (env_int("CONTEXTFORK_PROXY_TIMEOUT_MS", BUDGET_MS) or BUDGET_MS) / 1000
         self.max_body = env_int("CONTEXTFORK_PROXY_MAX_BODY", MAX_BODY) or MAX_BODY
         self.session: ClientSession | None = None
         self.started = time.time()
@@ -184,6 +187,8 @@ class Proxy:
         if kind is not None:
             record.update(_outcome_record(outcome, len(body)))
         tap = UsageTap() if kind in ("messages", "responses") else None
+        if outcome.conv is not None and kind in ("messages", "responses"):
+            self._background(outcome.conv.prestore)  # while the model answers
         resp = await self._forward(request, route.upstream + path, headers,
                                    outcome.body if outcome.body is not None else body, tap,
                                    record)
@@ -198,10 +203,19 @@ class Proxy:
         api = self.api("messages" if kind == "count" else kind)
         headers = {k.lower(): v for k, v in request.headers.items()}
         deadline = time.monotonic() + self.budget
-        job = asyncio.to_thread(adapt, api, self.registry, route.root, headers, body,
-                                deadline=deadline, count_only=kind == "count")
+        queued = time.perf_counter()
+
+        def work() -> Outcome:
+            waited = (time.perf_counter() - queued) * 1000
+            cpu = time.thread_time()
+            got = adapt(api, self.registry, route.root, headers, body, deadline=deadline,
+                        count_only=kind == "count")
+            got.info["thread_wait_ms"] = round(waited, 2)
+            got.info["cpu_ms"] = round((time.thread_time() - cpu) * 1000, 2)
+            return got
+
         try:
-            return await asyncio.wait_for(job, self.budget)
+            return await asyncio.wait_for(asyncio.to_thread(work), self.budget)
         except TimeoutError:
             return Outcome(why=f"time budget: no view within {int(self.budget * 1000)} ms")
 
@@ -299,7 +313,10 @@ class Proxy:
             with contextlib.suppress(OSError, ContextforkError):
                 save_stats(root, sid, data)
 
-        task = asyncio.get_running_loop().run_in_executor(None, write)
+        self._background(write)
+
+    def _background(self, fn: Any) -> None:
+        task = asyncio.get_running_loop().run_in_executor(None, fn)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
@@ -379,7 +396,7 @@ def _outcome_record(outcome: Outcome, size_in: int) -> dict[str, Any]:
         rec["bytes_out"] = len(outcome.body)
         rec["saved"] = size_in - len(outcome.body)
     for k in ("session", "sync", "t", "boundary", "epochs", "folds", "folded_steps", "stubs",
-              "notes", "phases_ms"):
+              "notes", "phases_ms", "thread_wait_ms", "cpu_ms"):
         if k in outcome.info:
             rec[k] = outcome.info[k]
     return rec
