@@ -10,8 +10,9 @@ from what it received (so Claude Code's own auto-compaction, at a 200k window, f
 real size of its prompt). The same script runs twice:
 
 - ``direct``: Claude Code straight to the mock;
-- ``proxy``: ``contextfork run -- claude`` (the per-user proxy, default policy). Near the end the
-  scripted model reads a fold note and runs the command it names to peek step 1.
+- ``proxy``: ``contextfork run -- claude`` (the per-user proxy, default policy; the caller's
+  ``CONTEXTFORK_PROXY_*`` knobs are passed on). Near the end the scripted model reads a fold
+  note and runs the command it names to peek step 1.
 
 Reported per run, from the requests the mock received (what the model would have been sent):
 native compactions (summary requests), the largest request (tokens ~ JSON chars / 4 of system,
@@ -129,8 +130,9 @@ def run_once(mode: str, calls: int, prefix: Path) -> dict[str, Any]:
         if mode == "proxy":
             pdir = tmp / "proxy-dir"
             pdir.mkdir(mode=0o700)
-            env = {**rig.env, "CONTEXTFORK_PROXY_DIR": str(pdir), "CONTEXTFORK_SERVER": "off",
-                   "CONTEXTFORK_PROXY_GRACE": "1"}
+            knobs = {k: v for k, v in os.environ.items() if k.startswith("CONTEXTFORK_PROXY_")}
+            env = {**rig.env, **knobs, "CONTEXTFORK_PROXY_DIR": str(pdir),
+                   "CONTEXTFORK_SERVER": "off", "CONTEXTFORK_PROXY_GRACE": "1"}
             if os.environ.get("PYTHONPATH"):
                 env["PYTHONPATH"] = os.environ["PYTHONPATH"]
             run = run_bounded([sys.executable, "-m", "contextfork", "run", "--", str(rig.bin),

@@ -59,6 +59,7 @@ def read(root: Path, session_id: str) -> dict[str, Any] | None:
         if path.name == main_name:
             total["last_usage"] = data.get("last_usage") or {}
             total["last_bytes"] = data.get("last_bytes") or [0, 0]
+            total["budget_tokens"] = data.get("budget_tokens")
         total["updated"] = max(total["updated"], float(data.get("updated") or 0))
     return total if total["conversations"] else None
 
@@ -91,6 +92,8 @@ def summary(stats: dict[str, Any]) -> dict[str, Any]:
         "cached_share": round(int(usage.get("cache_read_input_tokens") or 0) / prompt, 3)
         if prompt else None,
         "conversations": int(stats["conversations"]),
+        "budget_tokens": stats.get("budget_tokens") if isinstance(
+            stats.get("budget_tokens"), int) else None,
     }
 
 

@@ -207,6 +207,8 @@ class ProxyInfo(_Strict):
     prompt_tokens: int | None = Field(description="prompt tokens of every call, as the API counted them")
     cached_share: float | None
     conversations: int = Field(description="the main conversation and its subagents")
+    budget_tokens: int | None = Field(
+        default=None, description="the band the proxy keeps: its epoch budget (estimated message tokens)")
 
 
 class Telemetry(_Strict):

@@ -106,6 +106,10 @@ def _proxy_lines(p: dict[str, Any]) -> list[str]:
     if p.get("cached_share") is not None:
         out.append(f"    prompt tokens   {_n(p['prompt_tokens'])} (API usage), "
                    f"{100 * p['cached_share']:.0f}% read from the cache")
+    if p.get("budget_tokens"):
+        out.append(f"    band            folds at {format_tokens(int(0.8 * p['budget_tokens']))} "
+                   f"down to {format_tokens(int(0.4 * p['budget_tokens']))} (estimated message "
+                   "tokens; CONTEXTFORK_PROXY_BUDGET)")
     for reason, n in sorted(p.get("passed_reasons", {}).items()):
         out.append(f"    passed through  {n} × {reason}")
     return out
