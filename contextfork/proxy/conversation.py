@@ -139,6 +139,7 @@ class Conversation:
         self.lock = threading.Lock()
         self.used = time.monotonic()
         self.storing = threading.Lock()  # one pre-store at a time
+        self.prestored: list[tuple[PartSteps | Any, set[int], dict[int, int]]] = []
         self.verified: set[int] = set()  # removed steps read back from the store
 
     def sync(self, values: list[Any], raws: list[str],
@@ -192,39 +193,52 @@ class Conversation:
 
     def prestore(self, batch: int = PRESTORE_BATCH) -> int:
         """Store finished steps ahead of need, off the request's path (see ``PRESTORE_BATCH``);
-        how many were stored. The write runs without the conversation's lock (the cold store
-        has its own; a step written twice is written once), on a snapshot of steps that no
-        longer change; the bookkeeping is merged under the lock."""
+        how many were stored. The snapshot is taken under the conversation's lock (steps that
+        no longer change), the write runs without it (the cold store has its own lock; a step
+        written twice is written once), and the result waits in ``prestored`` for the next
+        render to take (``take_prestored``): this never holds ``storing`` and the
+        conversation's lock at once, so a render may wait for it."""
         sess = self.session
-        if sess.root is None or not self.storing.acquire(blocking=False):
+        if sess.root is None:
+            return 0
+        with self.lock:
+            live = sess.live
+            done = len(live.steps) - 1  # the last step may still gain results
+            todo = [s for s in range(1, done + 1) if s not in sess.stored]
+            if len(todo) < batch or sess.store_error:
+                return 0
+            snapshot = Session.model_construct(
+                format="pi", session_id=sess.session_id, steps=list(live.steps[:done]),
+                model=None)
+            layout = sess.layout()
+        if not self.storing.acquire(blocking=False):
             return 0
         try:
-            with self.lock:
-                live = sess.live
-                done = len(live.steps) - 1  # the last step may still gain results
-                todo = [s for s in range(1, done + 1) if s not in sess.stored]
-                if len(todo) < batch or sess.store_error:
-                    return 0
-                snapshot = Session.model_construct(
-                    format="pi", session_id=sess.session_id, steps=list(live.steps[:done]),
-                    model=None)
-                layout = sess.layout()
-                generation = live
             from contextfork.errors import ContextforkError
             from contextfork.render.coldsource import persist_steps
 
             known: set[int] = set()
             try:
-                report = persist_steps(layout, snapshot, todo, known=known)
+                # the IPCF view is left stale here: rewriting it is O(store) per call
+                report = persist_steps(layout, snapshot, todo, known=known, view=False)
             except ContextforkError:
                 return 0  # the render's own store will try (and fail open) if it must
-            with self.lock:
-                if sess.live is generation:  # not a history reset meanwhile
-                    sess.stored |= known
-                    sess.cold_ids.update(report.ids)
+            self.prestored.append((live, known, report.ids))
             return len(known)
         finally:
             self.storing.release()
+
+    def take_prestored(self, wait: float) -> None:
+        """(Under the conversation's lock.) Wait up to ``wait`` s for a pre-store in flight,
+        then count what pre-stores wrote for this history as stored."""
+        if self.storing.acquire(timeout=max(0.0, wait)):
+            self.storing.release()
+        sess = self.session
+        while self.prestored:
+            live, known, ids = self.prestored.pop(0)
+            if live is sess.live:  # not a history reset meanwhile
+                sess.stored |= known
+                sess.cold_ids.update(ids)
 
 
 class Registry:
