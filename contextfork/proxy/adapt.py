@@ -126,9 +126,10 @@ def _render(api: Api, conv: Conversation, top: dict[str, Any], values: list[Any]
     how = conv.sync(values, raws, api.identity)
     sess = conv.session
     conv.memo.hint[""] = api.hint(top, sess.store_session())
-    before = set(sess.stored)
     t1 = time.perf_counter()
     conv.take_prestored(deadline - time.monotonic())
+    before = set(sess.stored)
+    t_wait = time.perf_counter()
     view = conv.view()
     t2 = time.perf_counter()
     out.info.update({"sync": how, "t": view.t, "boundary": view.boundary, "epochs": view.epochs,
@@ -149,7 +150,8 @@ def _render(api: Api, conv: Conversation, top: dict[str, Any], values: list[Any]
     t4 = time.perf_counter()
     out.info["phases_ms"] = {"parse": out.info.pop("parse_ms", None),
                              "sync": round((t1 - t0) * 1000, 2),
-                             "render": round((t2 - t1) * 1000, 2),
+                             "prestore_wait": round((t_wait - t1) * 1000, 2),
+                             "render": round((t2 - t_wait) * 1000, 2),
                              "verify": round((t3 - t2) * 1000, 2),
                              "edit": round((t4 - t3) * 1000, 2),
                              "stored": len(sess.stored - before), "verified": len(removed)}
