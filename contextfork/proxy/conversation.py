@@ -36,12 +36,6 @@ from contextfork.render.window import DEFAULT_WINDOW, model_window
 from contextfork.transcript.model import Session
 
 MAX_CONVERSATIONS = 64
-# The proxy's epoch budget as a share of the (capped) window, in estimated message tokens: it
-# commits at 80 % of it and folds down to 40 %. pi's worker uses 0.2; behind the proxy
-# everything folded stays one tool call away, so it can fold harder. Measured with the real
-# Claude Code on the 160-call bench (bench/proxy_bench.py): cost vs no proxy 0.55 at 0.2,
-# 0.49 at 0.15, 0.46 at 0.1 (cached share 0.955 / 0.948 / 0.945).
-PROXY_BUDGET_SHARE = 0.15
 # Finished steps are stored this many at a time after a request has gone out (off its path): a
 # later epoch commit then finds its originals already stored and only verifies them. Each
 # store call rewrites the store's IPCF view (O(store)), hence batches.
@@ -58,16 +52,22 @@ def env_int(name: str, default: int | None) -> int | None:
 
 
 def proxy_policy(model: str | None) -> Policy:
-    """The band the proxy keeps: the named policy (``CONTEXTFORK_PROXY_POLICY``, epoch) with a
-    budget of ``PROXY_BUDGET_SHARE`` x min(the model's window, ``CONTEXTFORK_PROXY_WINDOW_CAP``
-    = 200k): a prompt that grows to 800k tokens costs the user even where it fits."""
-    name = os.environ.get("CONTEXTFORK_PROXY_POLICY", "epoch")
+    """The band the proxy keeps: the ``live`` policy (``render.policies``: epoch with a budget
+    of ``LIVE_BUDGET_SHARE`` x the window) on min(the model's window,
+    ``CONTEXTFORK_PROXY_WINDOW_CAP`` = 200k): a prompt that grows to 800k tokens costs the user
+    even where it fits. ``CONTEXTFORK_PROXY_POLICY=epoch|refold`` picks another."""
+    from contextfork.render.policies import LIVE_BUDGET_SHARE, policy
+
+    name = os.environ.get("CONTEXTFORK_PROXY_POLICY", "live")
     cap = env_int("CONTEXTFORK_PROXY_WINDOW_CAP", DEFAULT_WINDOW) or DEFAULT_WINDOW
     window = min(model_window(model) or DEFAULT_WINDOW, cap)
-    budget = env_int("CONTEXTFORK_PROXY_BUDGET", None) or int(PROXY_BUDGET_SHARE * window)
-    return live_policy(name if name in ("epoch", "refold") else "epoch", window, budget,
-                       env_int("CONTEXTFORK_PROXY_K", 3) or 3,
-                       os.environ.get("CONTEXTFORK_PROXY_ADAPTIVE", "1") != "0")
+    budget = env_int("CONTEXTFORK_PROXY_BUDGET", None) or int(LIVE_BUDGET_SHARE * window)
+    k = env_int("CONTEXTFORK_PROXY_K", 3) or 3
+    adaptive = os.environ.get("CONTEXTFORK_PROXY_ADAPTIVE", "1") != "0"
+    if name in ("epoch", "refold"):
+        return live_policy(name, window, budget, k, adaptive)
+    # no reminder: its wording (`restore N` as a shell command) is mini-swe-agent's
+    return policy("live", k=k, budget_tokens=budget, adaptive=adaptive)
 
 
 def safe_id(text: str) -> str:
