@@ -198,6 +198,7 @@ def measure(mode: str, mains: list[dict[str, Any]], compacts: list[dict[str, Any
             "calls_that_stored": len(stored),
             "median_of_calls_that_stored": round(statistics.median(stored), 2) if stored else None,
             "phase_medians": {k: round(statistics.median(v), 2) for k, v in phases.items()},
+            "phase_p95": {k: round(sorted(v)[int(len(v) * 0.95)], 2) for k, v in phases.items()},
         }
         out["actions"] = {a: sum(1 for r in reqs if r.get("action") == a)
                           for a in ("edit", "as-is", "pass-through")}
