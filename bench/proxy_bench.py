@@ -92,13 +92,14 @@ def lcp(a: str, b: str) -> int:
     return lo
 
 
-def script(mock: MockAnthropic, calls: int, peek: bool) -> dict[str, Any]:
+def script(mock: MockAnthropic, calls: int, peek: bool, latency: float = 0.0) -> dict[str, Any]:
     """The scripted model: replies carry usage computed from the request they answer (input
     tokens = its size), so the client sees the real size of what it sent."""
     got: dict[str, Any] = {}
 
     def step(i: int) -> Reply:
         def make(body: dict[str, Any]) -> Reply:
+            time.sleep(latency)  # the model thinking (0: the mock answers at once)
             usage = Usage(input_tokens=tokens(prompt_text(body)), output_tokens=60)
             if peek and i == calls - 4:
                 m = PEEK.search(request_text(body))
@@ -118,12 +119,12 @@ def script(mock: MockAnthropic, calls: int, peek: bool) -> dict[str, Any]:
     return got
 
 
-def run_once(mode: str, calls: int, prefix: Path) -> dict[str, Any]:
+def run_once(mode: str, calls: int, prefix: Path, latency: float = 0.0) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix=f"proxy-bench-{mode}-"))
     with MockAnthropic() as mock:
         rig = ClaudeRig.create(tmp, prefix, mock)
         rig.env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(WINDOW)
-        got = script(mock, calls, peek=mode == "proxy")
+        got = script(mock, calls, peek=mode == "proxy", latency=latency)
         args = ["-p", "Make the listings, one command per step", "--output-format", "json",
                 "--allowedTools", "Bash"]
         started = time.monotonic()
@@ -210,17 +211,19 @@ def measure(mode: str, mains: list[dict[str, Any]], compacts: list[dict[str, Any
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=160)
+    ap.add_argument("--latency-ms", type=int, default=0,
+                    help="the mock's answer time per call (a real model's is seconds)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     prefix = install_clients()
-    direct = run_once("direct", args.calls, prefix)
-    proxy = run_once("proxy", args.calls, prefix)
+    direct = run_once("direct", args.calls, prefix, args.latency_ms / 1000)
+    proxy = run_once("proxy", args.calls, prefix, args.latency_ms / 1000)
     ratio = round(proxy["cost_dollars"] / direct["cost_dollars"], 3)
     report = {"direct": direct, "proxy": proxy, "cost_ratio": ratio}
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
-    print(f"$ python bench/proxy_bench.py --calls {args.calls}")
+    print(f"$ python bench/proxy_bench.py --calls {args.calls} --latency-ms {args.latency_ms}")
     for r in (direct, proxy):
         print(f"\n[{r['mode']}] {r['calls']} model calls in {r['seconds']} s")
         print(f"  native compactions      {r['native_compactions']}")
