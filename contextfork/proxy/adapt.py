@@ -111,7 +111,7 @@ def adapt(api: Api, registry: Registry, root: Path | None, headers: Mapping[str,
     try:
         if count_only:
             return _count(api, conv, top, values, raws, text, span, out)
-        return _render(api, conv, top, values, raws, text, span, out, deadline)
+        return _render(api, conv, top, values, raws, text, span, out)
     except Exception as err:  # noqa: BLE001 - fail open: the request goes out untouched
         out.why = f"render error: {type(err).__name__}: {err}"[:300]
         return out
@@ -120,14 +120,13 @@ def adapt(api: Api, registry: Registry, root: Path | None, headers: Mapping[str,
 
 
 def _render(api: Api, conv: Conversation, top: dict[str, Any], values: list[Any],
-            raws: list[str], text: str, span: tuple[int, int], out: Outcome,
-            deadline: float) -> Outcome:
+            raws: list[str], text: str, span: tuple[int, int], out: Outcome) -> Outcome:
     t0 = time.perf_counter()
     how = conv.sync(values, raws, api.identity)
     sess = conv.session
     conv.memo.hint[""] = api.hint(top, sess.store_session())
     t1 = time.perf_counter()
-    conv.take_prestored(deadline - time.monotonic())
+    conv.take_prestored()
     before = set(sess.stored)
     t_wait = time.perf_counter()
     view = conv.view()

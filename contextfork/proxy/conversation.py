@@ -196,8 +196,7 @@ class Conversation:
         how many were stored. The snapshot is taken under the conversation's lock (steps that
         no longer change), the write runs without it (the cold store has its own lock; a step
         written twice is written once), and the result waits in ``prestored`` for the next
-        render to take (``take_prestored``): this never holds ``storing`` and the
-        conversation's lock at once, so a render may wait for it."""
+        render to take (``take_prestored``)."""
         sess = self.session
         if sess.root is None:
             return 0
@@ -228,11 +227,10 @@ class Conversation:
         finally:
             self.storing.release()
 
-    def take_prestored(self, wait: float) -> None:
-        """(Under the conversation's lock.) Wait up to ``wait`` s for a pre-store in flight,
-        then count what pre-stores wrote for this history as stored."""
-        if self.storing.acquire(timeout=max(0.0, wait)):
-            self.storing.release()
+    def take_prestored(self) -> None:
+        """(Under the conversation's lock.) Count what finished pre-stores wrote for this
+        history as stored. One still in flight is not waited for: a view that removes one of
+        its steps stores it itself (the cold store's lock makes that wait, and only then)."""
         sess = self.session
         while self.prestored:
             live, known, ids = self.prestored.pop(0)

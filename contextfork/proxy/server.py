@@ -121,6 +121,7 @@ class Proxy:
         self.session = aiohttp.ClientSession(
             timeout=timeout, auto_decompress=False, skip_auto_headers=("User-Agent",),
             connector=aiohttp.TCPConnector(limit=0))
+        self._background(warm)  # the first fold must not pay the imports and the tokenizer
 
     async def _close(self, _app: web.Application) -> None:
         if self.session is not None:
@@ -357,6 +358,16 @@ def save_stats(root: Path, session_id: str, data: dict[str, Any]) -> None:
     path = proxy_stats(root, session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_bytes(path, json.dumps(data, sort_keys=True).encode("utf-8"), mode=0o600)
+
+
+def warm() -> None:
+    """Load what a first render and a first store need, before a request waits for it."""
+    from contextfork.proxy import anthropic, responses
+    from contextfork.render import coldsource, engine
+    from contextfork.tokens import count_tokens
+
+    del anthropic, responses, coldsource, engine
+    count_tokens("warm")
 
 
 def _json(status: int, message: str, kind: str = "api_error") -> web.Response:
