@@ -1,11 +1,14 @@
 """How each client is pointed at the proxy, and where it would have gone without it.
 
-Claude Code reads ``ANTHROPIC_BASE_URL``. Codex's built-in ``openai`` provider reads
-``OPENAI_BASE_URL``; a config whose ``model_provider`` names a provider of its own (a gateway,
-Azure, a local server) has that provider's ``base_url``, overridden for this run only with
-``-c model_providers.<id>.base_url=…`` (the user's files are never edited). Either way the URL
-the client had becomes the proxy's upstream for this client; a URL that is already one of our
-proxy routes is never taken as an upstream (no loop).
+Claude Code reads ``ANTHROPIC_BASE_URL``. Codex 0.169's built-in ``openai`` provider cannot be
+pointed elsewhere (it ignores ``OPENAI_BASE_URL`` and speaks a WebSocket transport first), so
+for it this run gets a provider of its own, ``contextfork``, by ``-c`` overrides: the proxy's
+URL, ``wire_api = "responses"``, the key from ``OPENAI_API_KEY`` (API-key users; a ChatGPT
+login is not carried over); its upstream is ``OPENAI_BASE_URL`` when set, else OpenAI's API. A
+config whose ``model_provider`` names a provider of its own (a gateway, Azure, a local server)
+keeps it, with its ``base_url`` overridden for this run only (``-c model_providers.<id>.
+base_url=…``). The user's files are never edited. The URL the client had becomes the proxy's
+upstream for this client; a URL that is already one of our routes never is (no loop).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 ANTHROPIC = "https://api.anthropic.com"
 OPENAI = "https://api.openai.com/v1"
+PROVIDER = "contextfork"
 
 
 def _ours(url: str) -> bool:
@@ -53,8 +57,12 @@ def point(harness: str, argv: list[str], env: dict[str, str],
             return [argv[0], "-c", f"model_providers.{pid}.base_url={json.dumps(url)}",
                     *argv[1:]], upstream
         given = env.get("OPENAI_BASE_URL") or ""
-        env["OPENAI_BASE_URL"] = url
-        return argv, given if given and not _ours(given) else OPENAI
+        own = [f'model_provider="{PROVIDER}"', f'model_providers.{PROVIDER}.name="{PROVIDER}"',
+               f"model_providers.{PROVIDER}.base_url={json.dumps(url)}",
+               f'model_providers.{PROVIDER}.env_key="OPENAI_API_KEY"',
+               f'model_providers.{PROVIDER}.wire_api="responses"']
+        flags = [x for kv in own for x in ("-c", kv)]
+        return [argv[0], *flags, *argv[1:]], given if given and not _ours(given) else OPENAI
     given = env.get("ANTHROPIC_BASE_URL") or ""
     env["ANTHROPIC_BASE_URL"] = url
     return argv, given if given and not _ours(given) else ANTHROPIC

@@ -51,3 +51,19 @@ def test_codex_through_the_proxy_folds_live_keeping_pairs_and_encrypted_reasonin
     edits = [r for r in log if r.get("endpoint") == "responses" and r.get("action") == "edit"]
     assert edits and all(r.get("session") == key for r in edits)
     assert not [r for r in log if r.get("action") == "pass-through"], log[-3:]
+
+
+def test_codex_with_its_built_in_provider_goes_through_the_proxy(codex: CodexRig) -> None:
+    (codex.codex_home / "config.toml").write_text(
+        'model = "gpt-5-codex"\napproval_policy = "never"\nsandbox_mode = "danger-full-access"\n')
+    codex.env["OPENAI_BASE_URL"] = codex.mock.url + "/v1"  # where the user's calls would go
+    codex.mock.script(OAReply(text="Through the proxy."))
+
+    run = _run(codex, "exec", "Say hello")
+
+    assert run.returncode == 0, run
+    assert "Through the proxy." in run.stdout
+    [body] = codex.mock.response_requests()
+    log = read_jsonl(codex.repo.path / ".contextfork" / "logs" / "proxy.log")
+    assert [r.get("endpoint") for r in log if r.get("event") == "request"] == ["responses"]
+    assert body["prompt_cache_key"]
