@@ -91,6 +91,9 @@ class PartSteps(LiveSteps):
         return max([self.assistant_at[-1], *last]) + 1
 
 
+MEMO_CHARS = 16 << 20  # what one conversation's edited texts may hold before starting over
+
+
 @dataclass
 class Memo:
     """What an edit keeps from one request to the next in a conversation: how a note names the
@@ -103,13 +106,19 @@ class Memo:
         default_factory=dict)
     ids: dict[int, int] = field(default_factory=dict)
 
+    size: int = 0  # characters held by ``texts`` (keys and values)
+
     def text(self, key: tuple[str, frozenset[int], tuple[tuple[int, str], ...]],
              make: Callable[[], str]) -> str:
         got = self.texts.get(key)
         if got is None:
-            if len(self.texts) > 4096:
+            got = make()
+            cost = len(key[0]) + len(got)
+            if self.size + cost > MEMO_CHARS:
                 self.texts.clear()
-            got = self.texts[key] = make()
+                self.size = 0
+            self.texts[key] = got
+            self.size += cost
         return got
 
 
