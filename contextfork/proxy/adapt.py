@@ -127,6 +127,7 @@ def _render(api: Api, conv: Conversation, top: dict[str, Any], values: list[Any]
     conv.memo.hint[""] = api.hint(top, sess.store_session())
     t1 = time.perf_counter()
     conv.take_prestored()
+    conv.refresh_decisions()
     before = set(sess.stored)
     t_wait = time.perf_counter()
     view = conv.view()

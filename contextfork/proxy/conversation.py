@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contextfork.errors import ContextforkError
 from contextfork.harness.pi_live import LiveSession, live_policy
 from contextfork.hashing import sha256_text
 from contextfork.proxy.steps import Memo, PartSteps
@@ -141,6 +142,7 @@ class Conversation:
         self.storing = threading.Lock()  # one pre-store at a time
         self.prestored: list[tuple[PartSteps | Any, set[int], dict[int, int]]] = []
         self.verified: set[int] = set()  # removed steps read back from the store
+        self.decisions_seen: tuple[int, int] | None = None  # curation.json (mtime, size)
 
     def sync(self, values: list[Any], raws: list[str],
              identity: Callable[[Any], str]) -> str:
@@ -171,6 +173,27 @@ class Conversation:
         self.raws = list(raws)
         self.held = (self.raws, list(values))
         return how
+
+    def refresh_decisions(self) -> None:
+        """(Under the conversation's lock.) The agent's curation decisions (pins, expands,
+        briefs, a boundary: ``contextfork.curate``, written by the MCP tool or the CLI in
+        another process) applied live: re-read when their file changed (one ``stat``)."""
+        sess = self.session
+        if sess.root is None:
+            return
+        from contextfork.curate.state import decisions_path
+
+        try:
+            st = os.stat(decisions_path(sess.root, sess.store_session()))
+            seen: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except (OSError, ValueError, ContextforkError):
+            seen = None
+        if seen == self.decisions_seen:
+            return
+        self.decisions_seen = seen
+        from contextfork.harness import pi_verbs
+
+        pi_verbs.load(sess)  # a broken file: the store error fails the request open
 
     @property
     def live(self) -> PartSteps:
