@@ -188,6 +188,21 @@ def hooks_log(root: Path) -> Path:
     return state_path(root, "logs", "hooks.log")
 
 
+def proxy_log(root: Path) -> Path:
+    """One line per request the model-API proxy forwarded for this project (never a secret)."""
+    return state_path(root, "logs", "proxy.log")
+
+
+def proxy_stats(root: Path, session_id: str) -> Path:
+    """What the proxy really sent for one conversation (``status`` reads it)."""
+    return state_path(root, "proxy", f"{session_id}.json")
+
+
+def proxy_default(root: Path) -> Path:
+    """Which clients go through the proxy in this project (``hooks install … --proxy``)."""
+    return state_path(root, "proxy-default.json")
+
+
 def fork_records_dir(root: Path) -> Path:
     return state_path(root, "harness", "forks")
 

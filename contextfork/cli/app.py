@@ -32,6 +32,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "context_cmds": ("context",),
     "server_cmds": ("server",),
     "slice_cmds": ("slice",),
+    "proxy_cmds": ("proxy", "run"),
 }
 _AREA_OF = {command: area for area, commands in AREAS.items() for command in commands}
 

@@ -27,6 +27,28 @@ def _targets(git: bool, claude: bool, codex: bool, pi: bool = False) -> None:
         raise UsageError("pass one of --git, --claude, --codex, --pi at a time")
 
 
+def _with_proxy(result: Any, root: Any, harness: str, proxy: bool) -> Any:
+    """The install's result, plus the proxy opt-in (``contextfork.proxy.optin``) if asked."""
+    if not proxy or not result.ok:
+        return result
+    from contextfork.proxy import optin
+
+    extra = optin.enable(root, harness)
+    data = result.data if isinstance(result.data, dict) else {"install": result.data}
+    result.data = {**data, **extra.data}
+    result.text = f"{result.text or ''}\n{extra.text}".strip()
+    return result
+
+
+def _without_proxy(result: Any, root: Any, harness: str) -> Any:
+    """Uninstall also removes the proxy opt-in that install added."""
+    from contextfork.proxy import optin
+
+    if result.ok and optin.disable(root, harness):
+        result.text = f"{result.text or ''}\nremoved the proxy default for {harness}".strip()
+    return result
+
+
 def _scope(project: bool, user: bool) -> str:
     from contextfork.errors import UsageError
 
@@ -54,6 +76,8 @@ Project = Annotated[bool, typer.Option("--project", help="Claude/pi: this projec
 User = Annotated[bool, typer.Option("--user", help="Claude/pi: the user's settings.")]
 Shared = Annotated[bool, typer.Option(
     "--shared", help="Claude: the committed .claude/settings.json, portable command only.")]
+ProxyOpt = Annotated[bool, typer.Option(
+    "--proxy", help="Claude/Codex: `contextfork run --if-enabled` uses the proxy in this project.")]
 
 
 _RUN_HELP = (
@@ -113,6 +137,7 @@ def register(app: typer.Typer) -> None:
     def install(
         git: Git = False, claude: Claude = False, codex: Codex = False, pi: Pi = False,
         project: Project = False, user: User = False, shared: Shared = False,
+        proxy: ProxyOpt = False,
         strict: Annotated[bool, typer.Option(help="git: a failed checkpoint blocks the commit.")] = False,
         keep: Annotated[int, typer.Option(help="git: checkpoints kept (0 = all).", min=0)] = 20,
         repo: RepoOpt = None, json: JsonOpt = False,
@@ -120,6 +145,10 @@ def register(app: typer.Typer) -> None:
         """Install hooks; an existing git hook is kept as .legacy and still runs."""
         _targets(git, claude, codex, pi)
         root = repo_root(repo)
+        if proxy and not (claude or codex):
+            from contextfork.errors import UsageError
+
+            raise UsageError("--proxy goes with --claude or --codex")
         if pi:
             from contextfork.harness import pi_install
 
@@ -129,9 +158,10 @@ def register(app: typer.Typer) -> None:
 
             emit(githooks.install(root, strict=strict, keep=keep), json)
         elif claude:
-            emit(_harness().install_claude(root, _claude_scope(project, user, shared)), json)
+            emit(_with_proxy(_harness().install_claude(root, _claude_scope(project, user, shared)),
+                             root, "claude", proxy), json)
         else:
-            emit(_harness().install_codex(root), json)
+            emit(_with_proxy(_harness().install_codex(root), root, "codex", proxy), json)
 
     @hooks.command("uninstall")
     @guarded("hooks uninstall")
@@ -152,9 +182,10 @@ def register(app: typer.Typer) -> None:
 
             emit(githooks.uninstall(root), json)
         elif claude:
-            emit(_harness().uninstall_claude(root, _claude_scope(project, user, shared)), json)
+            emit(_without_proxy(_harness().uninstall_claude(root, _claude_scope(project, user, shared)),
+                                root, "claude"), json)
         else:
-            emit(_harness().uninstall_codex(root), json)
+            emit(_without_proxy(_harness().uninstall_codex(root), root, "codex"), json)
 
     @app.command(
         "git-hook", help=_GIT_HOOK_HELP, options_metavar="pre-commit|post-commit [--strict]",

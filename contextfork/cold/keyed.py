@@ -84,9 +84,12 @@ def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
 
 
 def fold_keyed(
-    layout: StoreLayout, steps: Sequence[Step], build: Builder, *, open_last: bool = True
+    layout: StoreLayout, steps: Sequence[Step], build: Builder, *, open_last: bool = True,
+    view: bool = True,
 ) -> KeyedFold:
-    """Fold ``steps`` (in session order); the last one is stored *open* unless told otherwise."""
+    """Fold ``steps`` (in session order); the last one is stored *open* unless told otherwise.
+    ``view=False`` leaves the IPCF view to the next fold that exports it (or ``fold index``):
+    it is marked stale, and rewriting it is O(store) on every call."""
     layout.ensure_contained()
     cache: dict[tuple[str, int, bool], dict[str, Any]] = {}
     with idx.opened(layout) as conn:
@@ -121,7 +124,7 @@ def fold_keyed(
                         stepkeys.adopt(conn, p.step_id, p.step.identity, p.open)
                     elif p.close:
                         conn.execute("UPDATE step_keys SET open=0 WHERE step_id=?", (p.step_id,))
-            if pending:
+            if pending and view:
                 idx.export_ipcf_view(conn, layout, policy_sha256(policy))
     return KeyedFold(placed)
 

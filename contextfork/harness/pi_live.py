@@ -18,6 +18,7 @@ keys; ``contextfork.render.coldsource``) *before* the view that removes it is re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,11 +116,13 @@ def live_policy(name: str, context_window: int | None, budget: int | None, k: in
 class LiveSession:
     """One pi session's history, renderer and cold-store bookkeeping."""
 
-    def __init__(self, session_id: str, pol: Policy, root: Path | None) -> None:
+    def __init__(self, session_id: str, pol: Policy, root: Path | None,
+                 steps: Callable[[], LiveSteps] = LiveSteps) -> None:
         self.session_id = session_id
         self.policy = pol
         self.root = root
-        self.live = LiveSteps()
+        self.new_steps = steps  # the array's reader (pi's; the proxy passes its own)
+        self.live = steps()
         self.renderer: LiveRenderer | None = None
         self.t = 0
         self.stored: set[int] = set()
@@ -153,7 +156,7 @@ class LiveSession:
         store keeps what it has (keyed by stable keys); positions are learnt again."""
         self.stored = set()
         self.cold_ids = {}
-        self.live = LiveSteps()
+        self.live = self.new_steps()
         self.renderer = None
         self.t = 0
         self.last_view = None
@@ -165,8 +168,9 @@ class LiveSession:
                                        steps=self.live.steps, model=None)
 
     # -- rendering ----------------------------------------------------------------------
-    def render(self) -> dict[str, Any]:
-        """The plan for pi's current call (None plan: send the messages untouched)."""
+    def view(self, more: Callable[[View], set[int]] | None = None) -> View:
+        """Advance the renderer to the current call and store every original the view removes
+        (plus the steps ``more(view)`` names) before the view is returned."""
         live = self.live
         open_step = live.open_step()
         t = len(live.steps) + 1  # with or without a lead of its own (after tool results)
@@ -184,15 +188,26 @@ class LiveSession:
         if view is None:  # the same call again (a retry): the same view
             view = r.advance(t) if self.last_view is None else self.last_view
         self.t = t
-        peeks = ephemeral_peeks(live, view.boundary)
-        self._store(view, {step for step, _ in peeks.values()})
+        self._store(view, more(view) if more is not None else set())
         self.last_view = view
+        return view
+
+    def render(self) -> dict[str, Any]:
+        """The plan for pi's current call (None plan: send the messages untouched)."""
+        live = self.live
+        peeks: dict[int, tuple[int, str]] = {}
+
+        def peeked(view: View) -> set[int]:
+            peeks.update(ephemeral_peeks(live, view.boundary))
+            return {step for step, _ in peeks.values()}
+
+        view = self.view(peeked)
         plan = build_plan(live, view.messages, view.folds,
                           {i: stub for i, (_, stub) in peeks.items()})
         identity = plan == list(range(len(live.messages)))
         why = None if identity else check_plan(live.messages, plan)
         tokens = sum(estimate_tokens(m.content) for m in view.messages)
-        stats = {"t": t, "boundary": view.boundary, "epochs": view.epochs,
+        stats = {"t": view.t, "boundary": view.boundary, "epochs": view.epochs,
                  "folds": len(view.folds), "est_tokens": tokens, "messages": len(live.messages)}
         if self.store_error:
             return {"plan": None, "why": f"cold store: {self.store_error}", "stats": stats}

@@ -28,7 +28,7 @@ def make_renderer(
 ) -> Renderer:
     """``decisions``: the agent's curation (pins, expands, briefs, boundary); the folding
     policies honour them, the baselines (which fold nothing) have nothing to honour."""
-    if policy.name in ("refold", "epoch"):
+    if policy.name in ("refold", "epoch", "live"):
         return ReFoldRenderer(session, policy, decisions)
     if policy.name == "base":
         return BaseRenderer(session, policy)

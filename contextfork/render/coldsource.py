@@ -110,8 +110,10 @@ def persist_steps(
     steps: Iterable[int],
     *,
     known: set[int] | None = None,
+    view: bool = True,
 ) -> PersistReport:
-    """Store the originals of ``steps`` (idempotent; ``known`` skips ids this process wrote)."""
+    """Store the originals of ``steps`` (idempotent; ``known`` skips ids this process wrote;
+    ``view=False``: see ``fold_keyed``)."""
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.node import build_node
     from contextfork.cold.store import load_policy
@@ -142,7 +144,8 @@ def persist_steps(
                           extra_commands=commands, source=source)
 
     last = max(by_index, default=0)
-    folded = fold_keyed(layout, [by_index[s] for s in todo], build, open_last=todo[-1] == last)
+    folded = fold_keyed(layout, [by_index[s] for s in todo], build, open_last=todo[-1] == last,
+                        view=view)
     report.written = folded.written
     report.unchanged = len(wanted) - report.written
     report.ids = folded.ids

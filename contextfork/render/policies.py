@@ -7,7 +7,7 @@ from typing import Literal
 
 from contextfork.errors import UsageError
 
-PolicyKind = Literal["native", "base", "refold", "epoch", "mask", "compact"]
+PolicyKind = Literal["native", "base", "refold", "epoch", "mask", "compact", "live"]
 POLICY_NAMES: tuple[PolicyKind, ...] = ("native", "base", "refold", "epoch", "mask", "compact")
 
 # pi-fold budget in (estimated) prompt tokens when none is derived from the session's window.
@@ -21,6 +21,14 @@ BUDGET_SHARE = 0.2
 # compaction 0.5 / 0.4 / 0.3 give 1.07 / 0.96 / 0.83 x native cost (0.5 never commits there);
 # below 0.4 refold turns into epoch. See docs/render-replay.md.
 REFOLD_BUDGET_SHARE = 0.4
+# live (the model-API proxy's policy, `contextfork run`): epoch with a tighter band, 0.1 x the
+# window (20k estimated message tokens on a 200k window). Everything it folds stays one tool
+# call away, so it can fold harder than a policy that must carry the history itself. Measured:
+# on the dev Claude Code session (152 calls, one native compaction) replay prices epoch's
+# budget 40k / 30k / 20k / 15k at 0.804 / 0.801 / 0.760 / 0.763 x native; with the real Claude
+# Code on bench/proxy_bench.py (160 calls) 0.2 / 0.15 / 0.1 of the window cost 0.55 / 0.49 /
+# 0.46 x the run without the proxy. Not in the default replay set: `--policy native,live`.
+LIVE_BUDGET_SHARE = 0.1
 # Below this many estimated prompt tokens refold/epoch send the history as received: a stub,
 # a note or a reminder costs more than it can save on a prompt this small.
 MIN_PROMPT_TOKENS = 6_000
@@ -131,6 +139,13 @@ def policy(
         return Policy(
             "epoch", k=k, dedupe=True, fold_stale=True, reminder=True, epoch=True,
             auto_stale=True, budget_tokens=budget, budget_share=share, rich_factor=1.0,
+            **gates,  # type: ignore[arg-type]
+        )
+    if name == "live":
+        return Policy(
+            "live", k=k, dedupe=True, fold_stale=True, reminder=False, epoch=True,
+            auto_stale=True, budget_tokens=budget,
+            budget_share=LIVE_BUDGET_SHARE if budget_tokens is None else None, rich_factor=1.0,
             **gates,  # type: ignore[arg-type]
         )
     if name == "mask":

@@ -36,7 +36,8 @@ OFF = ("off", "0", "no", "false")
 #: Never served: long-lived commands (nothing to gain, they own their stdio for minutes), the
 #: server's own verbs, and the status line, whose cold path is already lean (measured: 34 ms cold,
 #: 37 ms served, bench/hook_latency.py).
-NOT_SERVED = frozenset({"mcp", "pi-worker", "server", "statusline", "--version", "-V"})
+NOT_SERVED = frozenset({"mcp", "pi-worker", "proxy", "run", "server", "statusline", "--version",
+                        "-V"})
 _SHELL_FLAGS = ("--install-completion", "--show-completion")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _HEADER_SIZE = 4  # a big-endian length before each marshal body

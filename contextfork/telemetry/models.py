@@ -229,6 +229,26 @@ class GitInfo(_Strict):
     error: str | None = None
 
 
+class ProxyInfo(_Strict):
+    """What the model-API proxy really sent for this session (``contextfork run``)."""
+
+    requests: int
+    edited: int = Field(description="requests sent as the folded view")
+    as_sent: int = Field(description="requests whose view was the request itself")
+    passed_through: int = Field(description="requests forwarded untouched because of a problem")
+    passed_reasons: dict[str, int]
+    bytes_in: int = Field(description="the conversation as the client sent it, summed")
+    bytes_out: int = Field(description="as it went out, summed")
+    saving: float | None = Field(description="1 - bytes_out / bytes_in")
+    last_sent_tokens: int | None = Field(description="prompt tokens of the last call, as the API counted them")
+    last_unfolded_tokens: int | None = Field(description="the same call unfolded (scaled by its bytes)")
+    prompt_tokens: int | None = Field(description="prompt tokens of every call, as the API counted them")
+    cached_share: float | None
+    conversations: int = Field(description="the main conversation and its subagents")
+    budget_tokens: int | None = Field(
+        default=None, description="the band the proxy keeps: its epoch budget (estimated message tokens)")
+
+
 class Telemetry(_Strict):
     """``contextfork status --json`` data: the IPSF context metrics of one session + repo."""
 
@@ -244,4 +264,5 @@ class Telemetry(_Strict):
     risk: RiskInfo | None
     policy: PolicyInfo
     git: GitInfo | None
+    proxy: ProxyInfo | None = None
     notes: list[str] = Field(default_factory=list)

@@ -84,10 +84,34 @@ def _session_lines(d: dict[str, Any]) -> list[str]:
         f"{_n(bill['output_tokens'])} · cache write {_n(bill['cache_creation_input_tokens'])} · "
         f"cache read {_n(bill['cache_read_input_tokens'])}"
     )
+    if d.get("proxy"):
+        out += _proxy_lines(d["proxy"])
     r = d["risk"]
     why = f"  ({'; '.join(r['reasons'])})" if r["reasons"] else ""
     out.append("")
     out.append(f"RISK  {r['level']} ({r['color']}) → {r['recommendation']}{why}")
+    return out
+
+
+def _proxy_lines(p: dict[str, Any]) -> list[str]:
+    """What the proxy really sent (contextfork run): the API's own counts, the saving."""
+    last = ""
+    if p.get("last_sent_tokens"):
+        last = f"; last call {format_tokens(p['last_sent_tokens'])} sent"
+        if p.get("last_unfolded_tokens"):
+            last += f" (~{format_tokens(p['last_unfolded_tokens'])} unfolded)"
+    saving = f", {100 * p['saving']:.0f}% of the bytes saved" if p.get("saving") else ""
+    out = [f"  Proxy             {p['requests']} calls: {p['edited']} folded, "
+           f"{p['as_sent']} as sent, {p['passed_through']} passed through{saving}{last}"]
+    if p.get("cached_share") is not None:
+        out.append(f"    prompt tokens   {_n(p['prompt_tokens'])} (API usage), "
+                   f"{100 * p['cached_share']:.0f}% read from the cache")
+    if p.get("budget_tokens"):
+        out.append(f"    band            folds at {format_tokens(int(0.8 * p['budget_tokens']))} "
+                   f"down to {format_tokens(int(0.4 * p['budget_tokens']))} (estimated message "
+                   "tokens; CONTEXTFORK_PROXY_BUDGET)")
+    for reason, n in sorted(p.get("passed_reasons", {}).items()):
+        out.append(f"    passed through  {n} × {reason}")
     return out
 
 

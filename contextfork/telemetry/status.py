@@ -22,6 +22,7 @@ from contextfork.telemetry.models import (
     LatestPackage,
     Policy,
     PolicyInfo,
+    ProxyInfo,
     RiskInfo,
     SessionInfo,
     StepStats,
@@ -200,6 +201,11 @@ def build_status(
 
         session = load_session(path)
         parts.update(session_telemetry(session, pol.policy, context_window=context_window))
+        if root is not None and session.session_id:
+            from contextfork.proxy import stats
+
+            figures = stats.read(root, session.session_id)
+            parts["proxy"] = ProxyInfo(**stats.summary(figures)) if figures else None
         if session.malformed_lines:
             problems.append(
                 Problem("warning", "malformed_lines",

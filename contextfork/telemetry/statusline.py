@@ -205,10 +205,28 @@ def render(payload: dict[str, Any]) -> str:
             line += f" {100 * tokens / window:.0f}% of {policy.format_tokens(window)}"
         if state.compactions:
             line += f" · {state.compactions} compaction{'s' if state.compactions > 1 else ''}"
+        line += _proxy_badge(here, transcript.stem)
         model = model or state.model
     if model:
         line += f" · {model}"
     return line
+
+
+def _proxy_badge(here: Path, session_id: str) -> str:
+    """`` · proxy −57%`` when the model-API proxy folded this session (stdlib only)."""
+    from contextfork.proxy import stats  # lazy: hot path (stdlib only)
+
+    cur = here
+    for _ in range(64):
+        try:
+            if layout.state_path(cur, "proxy").is_dir():
+                return stats.badge(cur, session_id)
+        except Exception:  # noqa: BLE001 - an unsafe state dir: no badge
+            return ""
+        if cur.parent == cur:
+            return ""
+        cur = cur.parent
+    return ""
 
 
 def _read_stdin() -> bytes:

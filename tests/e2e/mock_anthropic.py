@@ -89,6 +89,10 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     kind: str = "main"  # which requests may take it: main | compact | side | any
     when: Callable[[dict[str, Any]], bool] | None = None  # extra condition on the request body
+    # an upstream error instead of a message: (status, JSON body, headers), sent as is
+    error: tuple[int, dict[str, Any], dict[str, str]] | None = None
+    # a reply computed from the request body (e.g. a command naming what a note says)
+    make: Callable[[dict[str, Any]], Reply] | None = None
 
     @property
     def stop_reason(self) -> str:
@@ -203,7 +207,12 @@ class MockAnthropic(MockServer):
                     reply = Reply(text="Done.", usage=self.default_usage)
                 else:
                     reply = Reply(text="OK", usage=Usage(input_tokens=50, output_tokens=5))
+            if reply.make is not None:
+                reply = reply.make(body)
             self.answered.append((req, kind, reply))
+            if reply.error is not None:
+                status, payload, headers = reply.error
+                return Response(status, json.dumps(payload).encode("utf-8"), headers=headers)
             if body.get("stream"):
                 return self._stream(reply)
             return json_response(self._message(reply, full=True))

@@ -40,6 +40,7 @@ class OAReply:
     input_tokens: int = 1500
     output_tokens: int = 30
     cached_tokens: int = 0
+    reasoning: str | None = None  # an encrypted reasoning item first (opaque to the client)
 
 
 def input_text(body: dict[str, Any]) -> str:
@@ -111,6 +112,13 @@ class MockOpenAI(MockServer):
         ]
         output: list[dict[str, Any]] = []
         idx = 0
+        if reply.reasoning is not None:
+            item = {"type": "reasoning", "id": f"rs_mock{next(_ids):06d}", "summary": [],
+                    "encrypted_content": reply.reasoning}
+            events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": idx, "item": item}))
+            events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": idx, "item": item}))
+            output.append(item)
+            idx += 1
         if reply.text:
             mid = f"msg_mock{next(_ids):06d}"
             item = {"type": "message", "id": mid, "role": "assistant", "status": "in_progress", "content": []}

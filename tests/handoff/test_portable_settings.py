@@ -73,7 +73,7 @@ def test_project_uninstall_also_removes_an_old_install_from_the_shared_settings(
     install.install_claude(repo.path, "shared", command=checked_command())  # as before
     res = cli("hooks", "uninstall", "--claude", "--project", "--json", cwd=repo.path)
     assert res.returncode == 0, res.stderr
-    assert res.json()["data"]["removed_from_shared"] == {e: 1 for e in install.CLAUDE_HOOKS}
+    assert res.json()["data"]["removed_from_shared"] == dict.fromkeys(install.CLAUDE_HOOKS, 1)
     shared = repo.path / ".claude" / "settings.json"
     assert not shared.exists() or not _commands(shared)
 

@@ -1,0 +1,55 @@
+"""The agent's curation decisions apply live behind the proxy: a step the model pins (through
+the MCP tool or `contextfork context`, in another process) comes back raw on the next call."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from contextfork.curate.api import run_verb
+from contextfork.proxy import anthropic
+from contextfork.proxy.adapt import adapt
+from contextfork.proxy.conversation import Registry
+from tests.helpers import Repo
+from tests.proxy.recorded import body_of
+
+
+def _history(calls: int) -> list[dict[str, Any]]:
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    for i in range(calls):
+        msgs.append({"role": "assistant", "content": [
+            {"type": "text", "text": f"Listing {i}."},
+            {"type": "tool_use", "id": f"toolu_{i:04d}", "name": "Bash",
+             "input": {"command": f"seq {i} 200"}}]})
+        msgs.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{i:04d}",
+             "content": "\n".join(f"row_{i}_{n}" for n in range(200))}]})
+    return msgs
+
+
+def test_a_pinned_step_comes_back_raw_on_the_next_call(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONTEXTFORK_PROXY_ADAPTIVE", "0")
+    monkeypatch.setenv("CONTEXTFORK_PROXY_BUDGET", "1500")
+    reg, api = Registry(), anthropic.api()
+    headers = {"x-claude-code-session-id": "0b5f7a8e-1111-4222-8333-944455556666"}
+    res = None
+    for n in range(2, 16):
+        res = adapt(api, reg, repo.path, headers, body_of(_history(n)),
+                    deadline=time.monotonic() + 60)
+    assert res is not None and res.body is not None
+    sent = json.loads(res.body)["messages"]
+    assert "toolu_0001" not in json.dumps(sent), "step 2 should be folded by now"
+    store = res.conv.session.store_session()
+
+    run_verb(repo.path, store, "pin", {"step": 2})  # what the model's tool call does
+    again = adapt(api, reg, repo.path, headers, body_of(_history(16)),
+                  deadline=time.monotonic() + 60)
+
+    assert again.why is None and again.body is not None
+    text = json.dumps(json.loads(again.body)["messages"])
+    assert "toolu_0001" in text and "row_1_199" in text, "the pinned step is not raw again"
+    assert anthropic.pair_faults(json.loads(again.body)["messages"]) == set()
