@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from contextfork.atomic import pid_alive
 from contextfork.errors import CheckFailed
 
 STATE = "proxy.json"
@@ -50,18 +51,6 @@ def proxy_dir() -> Path:
     if reason:
         raise CheckFailed(f"proxy directory: {reason}")
     return Path(path)
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_state(base: Path) -> dict[str, Any] | None:
