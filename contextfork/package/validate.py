@@ -39,6 +39,12 @@ JSON_FILES: dict[str, str] = {
     "handoff.json": "session-handoff.schema.json",
     "session_metadata.json": "session-metadata.schema.json",
 }
+# Files a package carries only sometimes (the model-written parts' claims, a carried
+# conversation): checked against their schema when present.
+OPTIONAL_JSON_FILES: dict[str, str] = {
+    "handoff_claims.json": "handoff-claims.schema.json",
+    "conversation.json": "conversation.schema.json",
+}
 # Problem codes that mean "someone changed the bytes": they map to the integrity exit code.
 INTEGRITY_CODES = frozenset(
     {
@@ -223,7 +229,8 @@ def _walk(pkg: Path, problems: list[Problem]) -> list[str]:
 def _check_json_files(pkg: Path, problems: list[Problem]) -> dict[str, dict[str, Any]]:
     """Each JSON file checked against its schema; the documents that hold, by name."""
     docs: dict[str, dict[str, Any]] = {}
-    for rel, schema in JSON_FILES.items():
+    optional = {r: s for r, s in OPTIONAL_JSON_FILES.items() if os.path.lexists(pkg / r)}
+    for rel, schema in {**JSON_FILES, **optional}.items():
         raw = _load_json(pkg, rel, problems)
         if raw is None:
             continue

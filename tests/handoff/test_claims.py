@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.package.claims_models import HandoffClaims
 from tests.harness import cc_fixture
 from tests.helpers import Repo, cli
@@ -136,3 +137,27 @@ def test_a_cited_test_is_checked_against_its_file(repo: Repo, tmp_path: Path) ->
     res = _export(repo, bad, t)
     assert res.returncode == 1
     assert "does not define test_invented" in res.json()["problems"][0]["message"]
+
+
+def test_validate_checks_the_claims_record_against_its_schema(repo: Repo, tmp_path: Path) -> None:
+    """``handoff_claims.json`` is optional, but when a package carries it, ``validate`` holds it
+    to its schema like every other file (a re-hashed record that says a claim was 'trusted' is
+    refused, not read)."""
+    t = cc_fixture.write(tmp_path / "t" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    res = _export(repo, _written(repo), t)
+    pkg = Path(res.json()["data"]["path"])
+    record = json.loads((pkg / "handoff_claims.json").read_text())
+    record["claims"][0]["status"] = 7
+    (pkg / "handoff_claims.json").write_text(json.dumps(record))
+    manifest = json.loads((pkg / "manifest.json").read_text())
+    data = (pkg / "handoff_claims.json").read_bytes()
+    for entry in manifest["files"]:
+        if entry["path"] == "handoff_claims.json":
+            entry["sha256"], entry["size"] = sha256_bytes(data), len(data)
+    manifest["package_sha256"] = canonical_sha256(manifest["files"])
+    (pkg / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    out = cli("validate", pkg.name, "--json", cwd=repo.path)
+    problems = out.json()["data"]["problems"] if "problems" in out.json()["data"] else out.json()["problems"]
+    assert any(p["code"] == "schema_invalid" and p.get("path") == "handoff_claims.json"
+               for p in problems), problems
+    assert out.returncode != 0
