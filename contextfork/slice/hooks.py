@@ -143,6 +143,30 @@ def on_start(root: Path | None, session_id: str | None, transcript: Path | None,
     return text, info
 
 
+TRANSCRIPT_WAIT_SECONDS = 3.0
+
+
+def _appeared(path: Path, agent_type: str | None) -> bool:
+    """Whether the subagent's transcript exists, waiting a little for a typed agent's.
+
+    Claude Code 2.1.328 fires SubagentStop for an Agent-tool subagent that is still listed as
+    running, before its transcript file is written (seen with an idle machine: the file
+    appeared after the hook), and for its compaction agent (``agent_type`` empty), which writes
+    none. So a typed agent's file is waited for, briefly; an untyped one's is not."""
+    import time
+
+    if os.path.lexists(path):
+        return True
+    if not agent_type:
+        return False
+    deadline = time.monotonic() + TRANSCRIPT_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(0.025)
+        if os.path.lexists(path):
+            return True
+    return False
+
+
 def on_stop(root: Path | None, session_id: str | None, harness: str, raw: dict[str, Any]) -> dict[str, Any]:
     """Fold the subagent's own transcript under its own key and link it to the parent."""
     from contextfork.cold import api as cold_api
@@ -153,8 +177,7 @@ def on_stop(root: Path | None, session_id: str | None, harness: str, raw: dict[s
     path = raw.get("agent_transcript_path")
     if root is None or not session_id or agent_id is None or not isinstance(path, str) or not path:
         return {"action": "none", "reason": "no repository, session, agent id or agent transcript"}
-    if not os.path.lexists(Path(path).expanduser()):
-        # Claude Code 2.1.328 also reports its compaction agent, which writes no transcript
+    if not _appeared(Path(path).expanduser(), agent_type):
         return {"action": "none", "reason": "the subagent left no transcript", "agent_id": agent_id}
     transcript = require_regular(Path(path).expanduser(), "agent transcript")
     key = store_key(session_id, agent_id)

@@ -93,9 +93,12 @@ def test_subagent_stop_folds_the_subagent_transcript_and_fold_show_returns_its_e
 ) -> None:
     result = _run(claude, {"description": "fix", "prompt": "SUBTASK-one: fix the zorblax reader",
                            "subagent_type": "general-purpose"})  # fmt: skip
+    # Claude Code may also stop an internal agent that writes no transcript (its compaction
+    # agent; under load another one early in the session): that stop folds nothing.
     stops = [e for e in claude.hooks_log() if e.get("event") == "subagent-stop"]
-    assert stops and stops[0]["action"] == "fold", claude.hooks_log()
-    aid, key = stops[0]["agent_id"], stops[0]["store_session"]
+    folds = [e for e in stops if e.get("action") == "fold"]
+    assert len(folds) == 1 and all(e.get("action") == "none" for e in stops if e not in folds), stops
+    aid, key = folds[0]["agent_id"], folds[0]["store_session"]
     assert key == f"{result['session_id']}.agent-{aid}"
     record_path = (claude.repo.path / ".contextfork" / "harness" / "subagents" / result["session_id"]
                    / f"{aid}.json")  # fmt: skip

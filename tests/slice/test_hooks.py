@@ -243,7 +243,7 @@ def test_subagent_stop_of_an_agent_that_left_no_transcript_is_no_error(
     """Claude Code 2.1.328 also sends SubagentStop for its compaction agent, whose
     ``agent_transcript_path`` is never written: nothing to fold, nothing logged as an error."""
     stop = {"session_id": SESSION, "transcript_path": str(tmp_path / f"{SESSION}.jsonl"),
-            "cwd": str(repo.path), "agent_id": AGENT, "agent_type": "compact",
+            "cwd": str(repo.path), "agent_id": AGENT, "agent_type": "",
             "hook_event_name": "SubagentStop",
             "agent_transcript_path": str(tmp_path / SESSION / "subagents" / f"agent-{AGENT}.jsonl")}  # fmt: skip
     res = run_cli("hooks", "run", "subagent-stop", cwd=repo.path, input=json.dumps(stop))
@@ -252,3 +252,28 @@ def test_subagent_stop_of_an_agent_that_left_no_transcript_is_no_error(
     lines = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
     assert not [e for e in lines if e.get("level") == "error"], lines
     assert not layout.subagent_record(repo.path, SESSION, AGENT).exists()
+
+
+def test_subagent_stop_waits_for_a_typed_agents_transcript_written_after_the_hook(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Claude Code 2.1.328 fires SubagentStop while the Agent-tool subagent is still listed as
+    running and writes its transcript just after: the hook waits for it, briefly."""
+    import threading
+
+    sub = Writer(repo.path)
+    sub.prompt("Run the invoice tests and report")
+    sub.call("Bash", {"command": "pytest tests/test_invoice.py -q"}, "3 passed in 0.02s")
+    later = tmp_path / SESSION / "subagents" / f"agent-{AGENT}.jsonl"
+    stop = {"session_id": SESSION, "transcript_path": str(tmp_path / f"{SESSION}.jsonl"),
+            "cwd": str(repo.path), "agent_id": AGENT, "agent_type": "general-purpose",
+            "hook_event_name": "SubagentStop", "agent_transcript_path": str(later)}  # fmt: skip
+    timer = threading.Timer(1.5, lambda: sub.write(later))
+    timer.start()
+    try:
+        res = run_cli("hooks", "run", "subagent-stop", cwd=repo.path, input=json.dumps(stop))
+    finally:
+        timer.join()
+    assert res.returncode == 0
+    record = json.loads(layout.subagent_record(repo.path, SESSION, AGENT).read_text())
+    assert record["steps"] >= 1 and record["transcript_bytes"] == later.stat().st_size
