@@ -38,6 +38,20 @@ def _value(text: str, i: int) -> tuple[Any, int]:
         raise SpanError(f"invalid JSON at {err.pos}: {err.msg}") from None
 
 
+def _key(text: str, i: int) -> tuple[str, int]:
+    """A member's key at ``text[i]`` and where its value starts (past the ``:``)."""
+    if i >= len(text) or text[i] != '"':
+        raise SpanError(f"expected a key at {i}")
+    try:
+        key, i = scanstring(text, i + 1)
+    except json.JSONDecodeError as err:
+        raise SpanError(f"invalid key at {err.pos}") from None
+    i = _skip(text, i)
+    if i >= len(text) or text[i] != ":":
+        raise SpanError(f"expected ':' at {i}")
+    return key, _skip(text, i + 1)
+
+
 def members(text: str, start: int = 0) -> tuple[dict[str, tuple[Any, Span]], int]:
     """The object at ``text[start:]``: key -> (value, span of the value), and its end."""
     i = _skip(text, start)
@@ -48,16 +62,7 @@ def members(text: str, start: int = 0) -> tuple[dict[str, tuple[Any, Span]], int
     if i < len(text) and text[i] == "}":
         return out, i + 1
     while True:
-        if i >= len(text) or text[i] != '"':
-            raise SpanError(f"expected a key at {i}")
-        try:
-            key, i = scanstring(text, i + 1)
-        except json.JSONDecodeError as err:
-            raise SpanError(f"invalid key at {err.pos}") from None
-        i = _skip(text, i)
-        if i >= len(text) or text[i] != ":":
-            raise SpanError(f"expected ':' at {i}")
-        i = _skip(text, i + 1)
+        key, i = _key(text, i)
         value, end = _value(text, i)
         if key in out:
             raise SpanError(f"duplicate key {key!r}")
@@ -119,16 +124,7 @@ def document(text: str, array_key: str,
     if i < len(text) and text[i] == "}":
         return out, items, matched
     while True:
-        if i >= len(text) or text[i] != '"':
-            raise SpanError(f"expected a key at {i}")
-        try:
-            key, i = scanstring(text, i + 1)
-        except json.JSONDecodeError as err:
-            raise SpanError(f"invalid key at {err.pos}") from None
-        i = _skip(text, i)
-        if i >= len(text) or text[i] != ":":
-            raise SpanError(f"expected ':' at {i}")
-        i = _skip(text, i + 1)
+        key, i = _key(text, i)
         if key in out:
             raise SpanError(f"duplicate key {key!r}")
         if key == array_key and i < len(text) and text[i] == "[":
