@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,8 +121,33 @@ def ref_map(data: str) -> dict[str, str]:
     return refs
 
 
+_REF_LOCK = re.compile(r"Unable to create '([^'\n]{1,4096}\.lock)': File exists")
+LOCK_WAIT = 3.0  # s: another push to the same ref finishes well within this
+
+
 def push_refs(root: Path, remote: str, refspecs: list[str]) -> None:
-    run(root, ["push", "--quiet", "--end-of-options", operand(remote, "remote name"), *refspecs])
+    """Push; a ref the remote has locked is tried again for LOCK_WAIT s (another push of the
+    same package is finishing), then named: a push killed with -9 leaves git's lock behind on
+    the remote, and only its owner may remove it."""
+    args = ["push", "--quiet", "--end-of-options", operand(remote, "remote name"), *refspecs]
+    deadline = time.monotonic() + LOCK_WAIT
+    pause = 0.05
+    while True:
+        proc = run(root, args, check=False)
+        if proc.returncode == 0:
+            return
+        err = proc.stderr.decode("utf-8", "replace")
+        lock = _REF_LOCK.search(err)
+        if lock is None:
+            first = next((ln.strip() for ln in err.splitlines() if ln.strip()), "unknown error")
+            raise GitError(f"git push --quiet failed: {first}")
+        if time.monotonic() >= deadline:
+            raise GitError(
+                f"git push failed: the remote holds the lock {lock.group(1)} (another push is "
+                "running there, or a killed one left it: remove it once no git runs there)"
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
 
 
 def fetch_refs(root: Path, remote: str, *refspecs: str) -> None:

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
-from contextfork.errors import IntegrityError
+import pytest
+
+from contextfork.errors import GitError, IntegrityError
 from contextfork.lifecycle.sharing import REF_PREFIX, pull, push
 from contextfork.package import store
 from contextfork.package.export import ExportOptions, export
@@ -91,3 +94,27 @@ def test_pull_refuses_a_symlink_or_a_dot_git_path_in_a_package_tree(shared: Shar
     assert not ids & set(refused) and len(ids) == 2
     assert not any(p.name.startswith(".staging") for p in (shared.b.path / ".contextfork/packages").iterdir())
     assert not os.path.lexists(Path(shared.b.path / ".contextfork/packages/20990101T000000000Z-aaaaaa"))
+
+
+def test_push_waits_for_a_ref_lock_that_clears_and_names_one_that_does_not(
+    shared: Shared, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git leaves ``<ref>.lock`` on the remote when a push there is killed with -9."""
+    from contextfork.gitstate import refs
+
+    monkeypatch.setattr(refs, "LOCK_WAIT", 0.6)
+    pid = export(shared.a.path, ExportOptions()).package_id
+    lock = shared.remote / f"{REF_PREFIX}{pid}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    with pytest.raises(GitError) as failed:
+        push(shared.a.path, "origin", pid)
+    assert f"the remote holds the lock {lock}" in failed.value.message.replace("/./", "/")
+    assert not git(shared.remote, "for-each-ref", REF_PREFIX)
+    timer = threading.Timer(0.2, lock.unlink)  # another push finishing
+    timer.start()
+    try:
+        assert push(shared.a.path, "origin", pid).data["packages"]
+    finally:
+        timer.join()
+    assert git(shared.remote, "rev-parse", f"{REF_PREFIX}{pid}")
