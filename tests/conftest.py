@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -15,6 +16,22 @@ if os.environ.get("CONTEXTFORK_TEST_SERVER") == "on":
     os.environ["CONTEXTFORK_SERVER"] = "on"  # the server is off unless asked for
 else:
     os.environ["CONTEXTFORK_SERVER"] = "off"
+
+# What starts a process that may be a contextfork command (directly, or through a git hook).
+_SPAWNS = re.compile(r"run_cli\(|subprocess|sys\.executable|Popen|commit_all|\"commit\"")
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """The served pass (CONTEXTFORK_TEST_SERVER=on) is there to check that a served command is
+    the cold one; a test module that starts no process sends nothing through the server and
+    has run already in the cold pass, so that pass leaves it out."""
+    if os.environ.get("CONTEXTFORK_TEST_SERVER") != "on":
+        return None
+    name = collection_path.name
+    if not (name.startswith("test_") and name.endswith(".py")):
+        return None
+    text = collection_path.read_text(encoding="utf-8", errors="replace")
+    return None if _SPAWNS.search(text) else True
 
 
 @pytest.fixture(autouse=True)
