@@ -31,7 +31,12 @@ def _nice_max(v: float) -> int:
 
 
 def _fmt(v: float) -> str:
-    return f"{v / 1000:.0f}k" if v >= 10_000 else f"{v:,.0f}"
+    """An axis tick in short units: 950, 2,500, 20k, 1.2M, 3B (one decimal only where needed)."""
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if round(abs(v) / scale, 1) >= 1 and (unit != "k" or abs(v) >= 10_000):
+            short = f"{v / scale:.1f}".removesuffix(".0")
+            return f"{short}{unit}"
+    return f"{v:,.0f}"
 
 
 Series = list[tuple[str, list[int | None]]]
