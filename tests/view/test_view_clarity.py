@@ -202,3 +202,13 @@ def test_view_open_without_a_session_says_so_and_opens_nothing(tmp_path: Path) -
     assert "nothing to show: no session transcript in" in res.stderr
     assert "--transcript PATH" in res.stderr and res.stderr.count("\n") == 1
     assert not opened.exists() and not (repo / ".contextfork" / "view").exists()
+
+
+def test_view_without_a_session_shows_the_packages_it_has_and_says_so(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    assert cli("export", "--goal", "packages only", cwd=repo.path, env=env).returncode == 0
+    res = cli("view", "--out", str(tmp_path / "site"), cwd=repo.path, env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("No session found: showing the packages only.")
+    assert "packages only" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
