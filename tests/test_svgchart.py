@@ -40,3 +40,5 @@ def test_axis_ticks_read_in_short_units_at_every_scale() -> None:
         ticks = re.findall(r'text-anchor="end">([^<]+)</text>', svg)
         assert ticks[0] == "0" and ticks[-1] == want, ticks
         assert not any(re.search(r"\d{4,}k", t) for t in ticks)  # never "20000k"
+        units = {t[-1] for t in ticks[1:]}
+        assert len(units) == 1, ticks  # one unit per axis: never "5,000" beside "10k"

@@ -161,7 +161,7 @@ def test_browser_chart_axes_read_in_short_units(big: Big, browser: Any) -> None:
         ".map(t => t.textContent)"
     )
     assert len(ticks) == 5 and ticks[0] == "0"
-    assert all(re.fullmatch(r"\d{1,3}(,\d{3})?|\d{1,3}(\.\d)?[kMB]", t) for t in ticks), ticks
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})?|\d{1,3}(\.\d\d?)?[kMB]", t) for t in ticks), ticks
     assert ticks[-1].endswith("M")  # ~17M billed: "20M", never "20000k"
 
 
