@@ -2,13 +2,16 @@
 
 Folds the session into a fresh repository's cold store first (so the page shows every cold
 node, re-verified), then times whole `contextfork view` processes (median of 5), without and
-with the replay page. Target: ≤ 2 s for a 3 MB session.
+with the replay page. Target: ≤ 2 s for a 3 MB session. Then the pages: the largest one and
+page 1 (target < 1 MB: large blocks, cold originals and the search index load on demand), and
+page 1's load in headless Chromium (median of 7 loads, when Chromium and Selenium are there).
 
     python bench/view_bench.py
 """
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,7 +47,43 @@ def main() -> int:
             times = [run("view", "--transcript", str(SESSION), *extra, cwd=repo) for _ in range(5)]
             print(f"{label:<15} {size:.2f} MB session: median {statistics.median(times):.2f} s, "
                   f"max {max(times):.2f} s (whole process, 5 runs)")
+        site = repo / ".contextfork" / "view"
+        pages = {p.name: p.stat().st_size / 1e6 for p in site.glob("*.html")}
+        big = max(pages, key=lambda k: pages[k])
+        print(f"pages: index.html {pages['index.html']:.2f} MB, largest {big} {pages[big]:.2f} MB, "
+              f"{sum(1 for p in site.rglob('*') if p.is_file())} files in the site")  # fmt: skip
+        load = chromium_load(site / "index.html")
+        print(f"index.html in headless Chromium: {load}")
     return 0
+
+
+def chromium_load(page: Path, runs: int = 7) -> str:
+    """Median ``loadEventEnd`` of ``page`` over ``runs`` loads (after one warm-up load)."""
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return "not measured (selenium is not installed)"
+    if not (chromium and driver):
+        return "not measured (no chromium/chromedriver)"
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    with tempfile.TemporaryDirectory(prefix="cf-chromium-") as profile:
+        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--window-size=1280,900", f"--user-data-dir={profile}"):  # fmt: skip
+            opts.add_argument(arg)
+        browser = webdriver.Chrome(options=opts, service=Service(driver))
+        try:
+            browser.get(page.as_uri())
+            loads = []
+            for _ in range(runs):
+                browser.get(page.as_uri())
+                loads.append(browser.execute_script(
+                    "return performance.getEntriesByType('navigation')[0].loadEventEnd") / 1000)
+        finally:
+            browser.quit()
+    return f"load event median {statistics.median(loads):.2f} s, max {max(loads):.2f} s ({runs} loads)"
 
 
 if __name__ == "__main__":

@@ -91,7 +91,7 @@ def _html_environment() -> Any:
     """Autoescaping twin of ``_environment`` for the inspector's HTML pages."""
     import jinja2
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
         bytecode_cache=_bytecode_cache(),
         autoescape=True,
@@ -99,6 +99,8 @@ def _html_environment() -> Any:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters.update(FILTERS)  # the package page words the handoff parts like the summary
+    return env
 
 
 def render_html_template(name: str, **context: Any) -> str:

@@ -30,8 +30,17 @@ def _nice_max(v: float) -> int:
     return n
 
 
-def _fmt(v: float) -> str:
-    return f"{v / 1000:.0f}k" if v >= 10_000 else f"{v:,.0f}"
+def _fmt(v: float, top: float | None = None) -> str:
+    """An axis tick in short units: 950, 2,500, 20k, 1.25M, 3B. ``top`` (the axis maximum)
+    picks one unit for every tick of an axis, so it never reads "5,000" beside "10k"."""
+    if v == 0:
+        return "0"
+    ref = abs(top if top is not None else v)
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if round(ref / scale, 2) >= 1 and (unit != "k" or ref >= 10_000):
+            short = f"{v / scale:.2f}".rstrip("0").rstrip(".")
+            return f"{short}{unit}"
+    return f"{v:,.0f}"
 
 
 Series = list[tuple[str, list[int | None]]]
@@ -72,7 +81,7 @@ def svg_chart(
         tick = ymax * k / 4
         out.append(f'<line x1="{L}" y1="{y(tick):.1f}" x2="{L + pw}" y2="{y(tick):.1f}" '
                    'class="grid" stroke="#d0d7de"/>')
-        out.append(f'<text x="{L - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{_fmt(tick)}</text>')
+        out.append(f'<text x="{L - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{_fmt(tick, ymax)}</text>')
     for k in range(5):
         i = (n - 1) * k // 4
         out.append(f'<text x="{x(i):.1f}" y="{T + ph + 16}" text-anchor="middle">{i + 1}</text>')

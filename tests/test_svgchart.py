@@ -30,3 +30,15 @@ def test_standalone_svg_carries_its_own_legend_and_the_page_chart_a_toggle() -> 
     assert svg.startswith("<svg") and ">a</text>" in svg and ">b</text>" in svg
     page = line_chart("c", "t", series, "x")
     assert page.count('type="checkbox"') == 2 and 'data-series="b"' in page
+
+
+def test_axis_ticks_read_in_short_units_at_every_scale() -> None:
+    for top, want in ((1_000, "1,000"), (5_000, "5,000"), (50_000, "50k"), (2_500_000, "2.5M"),
+                      (20_000_000, "20M"), (5_000_000_000, "5B")):  # fmt: skip
+        values: list[int | None] = [0, top]
+        svg = svg_chart("c", "t", [("a", values)], "x")
+        ticks = re.findall(r'text-anchor="end">([^<]+)</text>', svg)
+        assert ticks[0] == "0" and ticks[-1] == want, ticks
+        assert not any(re.search(r"\d{4,}k", t) for t in ticks)  # never "20000k"
+        units = {t[-1] for t in ticks[1:]}
+        assert len(units) == 1, ticks  # one unit per axis: never "5,000" beside "10k"

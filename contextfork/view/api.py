@@ -42,6 +42,22 @@ def resolve_transcript(
     return None
 
 
+def _has_packages(root: Path) -> bool:
+    from contextfork.package.store import list_packages
+
+    return bool(list_packages(root))
+
+
+def _no_session(root: Path | None, cwd: Path) -> str:
+    """Nothing to show, and where we looked (so the user knows which folder was empty)."""
+    from contextfork.transcript.locate import project_dir
+
+    looked = ", ".join(str(project_dir(p)) for p in dict.fromkeys([cwd, *([root] if root else [])]))
+    if root is None:
+        return f"nothing to show: no session transcript in {looked}, and not inside a git repository"
+    return f"nothing to show: no session transcript in {looked}, and no package in {root}"
+
+
 def default_out(root: Path | None, cwd: Path) -> Path:
     if root is not None:
         return view_dir(root)  # every component lstat-checked (no symlink escape)
@@ -75,9 +91,10 @@ def view(
     cwd = cwd or Path.cwd()
     root = optional_repo(repo, cwd)
     path = resolve_transcript(transcript, session, root, cwd)
-    if path is None and root is None:
-        raise NotFoundError("nothing to show: no transcript found and not inside a repository",
-                            hint="pass --transcript PATH or run inside a git repository")  # fmt: skip
+    if path is None and (root is None or not _has_packages(root)):
+        raise NotFoundError(_no_session(root, cwd),
+                            hint="pass --transcript PATH (a Claude Code, Codex, pi or "
+                                 "mini-swe-agent transcript) or --session ID")  # fmt: skip
     target = (out or default_out(root, cwd)).absolute()
     res = build_site(path, root, target, with_replay=with_replay)
     data = {
@@ -91,7 +108,8 @@ def view(
         "packages": res.packages,
         "seconds": res.seconds,
     }
-    text = (f"Wrote {len(res.pages)} page(s) to {res.out} in {res.seconds:.2f} s: {res.steps} "
+    alone = "" if path else "No session found: showing the packages only.\n"
+    text = alone + (f"Wrote {len(res.pages)} page(s) to {res.out} in {res.seconds:.2f} s: {res.steps} "
             f"steps, {res.cold_nodes} cold node(s) ({res.failed_nodes} failing verification), "
             f"{res.packages} package(s).\nOpen {res.out / 'index.html'}")  # fmt: skip
     return Result("view", data=data, text=text)

@@ -39,6 +39,7 @@ class ColdNode:
     error: str | None
     content_b64: str  # the stored payload bytes, as stored (tampered ones too)
     tokens: int
+    src: str | None = None  # the per-node script holding ``content_b64`` when it left the page
 
 
 @dataclass
@@ -55,6 +56,18 @@ class StepView:
     pageins: list[dict[str, Any]] = field(default_factory=list)
     search_text: str = ""
     subagents: list[dict[str, Any]] = field(default_factory=list)  # spawned here (slice/viewdata)
+    state: str = "raw"  # what the model sees of it: raw, folded, summarised or paged in
+    state_note: str = "the model sees this step as recorded"
+
+    @property
+    def tokens_note(self) -> str:
+        """The meaning of the one token figure a step shows (its hover text)."""
+        note = (f"About {self.tokens:,} tokens: this step's own text (tool calls, results and "
+                "words), estimated.")  # fmt: skip
+        if self.window:
+            note += (f" The whole context the model was sent at this call was {self.window:,} "
+                     "tokens (recorded by the API).")  # fmt: skip
+        return note
 
 
 def _estimate(text: str) -> int:
@@ -227,7 +240,35 @@ def build(session: Session, root: Path | None) -> SessionView:
         sv.subagents = [a for c in st.tool_calls for a in spawned.get(c.id, [])]
     ins = pageins(root, session.session_id)
     _attach_pageins(steps, ins)
+    _label(session, steps)
     return SessionView(session, steps, cold, ins, fork_of(root, session.session_id))
+
+
+def _label(session: Session, steps: list[StepView]) -> None:
+    """What the model sees of each step now: raw, folded (a stub stands in), summarised (behind
+    a compaction) or paged in (a page-in brought its stored original back)."""
+    live = {s.index for s in session.live_steps()}
+    last = session.compactions[-1].before_step if session.compactions else None
+    paged: dict[int, int] = {}  # cold step id -> the step the page-in came before
+    for sv in steps:
+        for rec in sv.pageins:
+            for ref in rec.get("hydrated") or []:
+                who, _, sid = str(ref).rpartition(":")
+                if sid.isdigit() and who in ("", session.session_id):
+                    paged.setdefault(int(sid), sv.index)
+    for sv in steps:
+        if sv.cold is not None and sv.cold.step_id in paged:
+            sv.state = "paged in"
+            sv.state_note = (f"a page-in brought the stored original of this step back into the "
+                             f"model's context before step {paged[sv.cold.step_id]}")  # fmt: skip
+        elif any(b.get("stub") for b in sv.blocks):
+            sv.state = "folded"
+            sv.state_note = ("a fork replaced this step's large output with a stub: the model "
+                             "sees the stub, the original is in the cold store")  # fmt: skip
+        elif sv.index not in live:
+            sv.state = "summarised"
+            sv.state_note = (f"behind the compaction before step {last}: the model no longer "
+                             "sees this step, only the harness's summary")  # fmt: skip
 
 
 def _attach_pageins(steps: list[StepView], ins: list[dict[str, Any]]) -> None:

@@ -11,6 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contextfork.jinjafilters import provenance
+from contextfork.view.handoff import prose
+
 HANDOFF_PARTS = [
     ("active_goal", "1 · Active goal & scope"),
     ("settled_decisions", "2 · Settled decisions, tradeoffs & evidence"),
@@ -111,15 +114,21 @@ def _patch_lines(pkg: Path) -> tuple[list[tuple[str, str]], bool]:
 def package_detail(root: Path, row: dict[str, Any]) -> dict[str, Any]:
     pkg = Path(row["path"])
     handoff = _read_json(pkg / "handoff.json")
-    parts = []
-    if isinstance(handoff, dict):
-        parts = [(title, handoff.get(key)) for key, title in HANDOFF_PARTS]
+    record = _read_json(pkg / "handoff_claims.json")
+    record = record if isinstance(record, dict) else {}
+    raw_claims = record.get("claims")
+    claims = [c for c in raw_claims if isinstance(c, dict)] if isinstance(raw_claims, list) else []
+    parts = record.get("parts")
+    prov: dict[str, Any] = parts if isinstance(parts, dict) else {}
     manifest = _read_json(pkg / "manifest.json") or {}
     files = manifest.get("files", []) if isinstance(manifest, dict) else []
     untracked = (_read_json(pkg / "untracked_manifest.json") or {}).get("files", [])
     patch, cut = _patch_lines(pkg)
     return {
-        "parts": parts,
+        "handoff": prose(handoff, {str(c.get("where")): c for c in claims})
+        if isinstance(handoff, dict) else None,
+        "titles": dict(HANDOFF_PARTS),
+        "provenance": {k: provenance(v) for k, v in prov.items()},
         "files": [f for f in files if isinstance(f, dict)],
         "package_sha256": manifest.get("package_sha256") if isinstance(manifest, dict) else None,
         "untracked": [u for u in untracked if isinstance(u, dict)],

@@ -16,6 +16,7 @@ from typing import Any
 from contextfork import atomic
 from contextfork.resources import data_dir, render_html_template
 from contextfork.svgchart import line_chart
+from contextfork.view.lazy import split_out
 from contextfork.view.model import SessionView, build
 
 PAGE_SIZE = 100
@@ -121,8 +122,10 @@ def build_site(
     if session is not None and with_replay:
         nav.append({"href": "replay.html", "label": "Replay"})
     files: dict[str, str] = {}
+    extra: dict[str, bytes] = {}  # large blocks and cold originals, loaded on expand
     view = build(session, root) if session is not None else None
     if view is not None:
+        extra = split_out(view.steps)
         n = _pages(len(view.steps))
         chart = _context_chart(view)
         for i in range(1, n + 1):
@@ -151,6 +154,8 @@ def build_site(
     with atomic.staging_dir(out.parent, prefix=f".staging-{out.name}-") as staged:
         for name, text in files.items():
             atomic.write_into(staged, name, text.encode("utf-8"))
+        for name, data in extra.items():
+            atomic.write_into(staged, name, data)
         for name in STATIC:
             atomic.write_into(staged, f"static/{name}", (static / name).read_bytes())
         atomic.replace_dir(staged, out)

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.harness import cc_fixture
 from tests.helpers import Repo, cli, make_repo
+from tests.view.browsing import start_browser
 
 
 @dataclass
@@ -45,3 +48,9 @@ def viewed(tmp_path: Path) -> Viewed:
     v = Viewed(repo, transcript, tmp_path / "site", cc_fixture.SESSION)
     json.dumps(v.build())
     return v
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for every browser test of a worker."""
+    yield from start_browser()

@@ -7,99 +7,51 @@ Screenshots go to ``$CONTEXTFORK_ARTIFACTS`` (default ``test-artifacts/`` in the
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.harness import cc_fixture
 from tests.helpers import npm_package
+from tests.view.browsing import open_page, shot, wait_for
 from tests.view.conftest import Viewed
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
 AXE = "axe-core@4.10.3"
-ARTIFACTS = Path(os.environ.get("CONTEXTFORK_ARTIFACTS")
-                 or Path(__file__).resolve().parents[2] / "test-artifacts")  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    if not (CHROMIUM and DRIVER):
-        pytest.skip("no Chromium/chromedriver (apt-get install chromium chromium-driver)")
-    import tempfile
-
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="cf-chromium-")
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-quic", "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--window-size=1280,900",
-                f"--user-data-dir={profile}"):  # fmt: skip
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(options=opts, service=Service(DRIVER))
-    driver.set_page_load_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def _shot(driver: Any, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(ARTIFACTS / f"view-{name}.png"))
-
-
-def _open(driver: Any, page: Path) -> None:
-    driver.get(page.as_uri())
-
-
-def _wait(driver: Any, script: str, timeout: float = 10) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
 
 
 def test_browser_timeline_shows_every_step(viewed: Viewed, browser: Any) -> None:
     from contextfork.transcript import load_session
 
     expected = len(load_session(viewed.transcript).steps)
-    _open(browser, viewed.out / "index.html")
+    open_page(browser, viewed.out / "index.html")
     shown = browser.execute_script("return document.querySelectorAll('li.step').length")
     assert shown == expected
-    _shot(browser, "timeline")
+    shot(browser, "timeline")
 
 
 def test_browser_reveal_shows_exactly_the_stored_bytes_and_rechecks_the_hash(
     viewed: Viewed, browser: Any
 ) -> None:
     node = json.loads(viewed.node(1).read_text(encoding="utf-8"))
-    _open(browser, viewed.out / "index.html")
+    open_page(browser, viewed.out / "index.html")
     box = f'.cold-node[data-sha256="{node["payload_sha256"]}"]'
     browser.execute_script(f"document.querySelector('{box} button.reveal').scrollIntoView()")
     browser.find_element("css selector", f"{box} button.reveal").click()
-    state = _wait(browser, f"return document.querySelector('{box}').dataset.browserCheck")
+    state = wait_for(browser, f"return document.querySelector('{box}').dataset.browserCheck")
     assert state == "ok"
     text = browser.execute_script(f"return document.querySelector('{box} pre.original').textContent")
     assert text == node["content"]
-    _shot(browser, "revealed")
+    shot(browser, "revealed")
 
 
 def test_browser_search_finds_a_term_across_pages(viewed: Viewed, browser: Any) -> None:
-    _open(browser, viewed.out / "index.html")
+    open_page(browser, viewed.out / "index.html")
     box = browser.find_element("id", "q")
     box.send_keys(cc_fixture.BIG_MARKER)
-    links = _wait(browser, "var a = document.querySelectorAll('#search-results a'); "
+    links = wait_for(browser, "var a = document.querySelectorAll('#search-results a'); "
                            "return a.length ? Array.from(a).map(x => x.getAttribute('href')) : null")  # fmt: skip
     assert any("#step-" in h for h in links)
-    _shot(browser, "search")
+    shot(browser, "search")
 
 
 def test_browser_tampered_node_fails_the_browser_check(viewed: Viewed, browser: Any) -> None:
@@ -108,18 +60,18 @@ def test_browser_tampered_node_fails_the_browser_check(viewed: Viewed, browser: 
     node["content"] = node["content"].replace("5433", "5434", 1)
     path.write_text(json.dumps(node), encoding="utf-8")
     viewed.build()
-    _open(browser, viewed.out / "index.html")
+    open_page(browser, viewed.out / "index.html")
     box = f'.cold-node[data-sha256="{node["payload_sha256"]}"]'
     assert "FAILED verification" in browser.find_element("css selector", box).text
     browser.execute_script(f"document.querySelector('{box} button.reveal').click()")
-    assert _wait(browser, f"return document.querySelector('{box}').dataset.browserCheck") == "mismatch"
-    _shot(browser, "tampered")
+    assert wait_for(browser, f"return document.querySelector('{box}').dataset.browserCheck") == "mismatch"
+    shot(browser, "tampered")
 
 
 def test_browser_keyboard_expands_a_collapsed_block(viewed: Viewed, browser: Any) -> None:
     from selenium.webdriver.common.keys import Keys
 
-    _open(browser, viewed.out / "index.html")
+    open_page(browser, viewed.out / "index.html")
     button = browser.find_element("css selector", "button.toggle")
     browser.execute_script("arguments[0].focus()", button)
     button.send_keys(Keys.ENTER)
@@ -141,7 +93,7 @@ def test_browser_accessibility_pass_has_no_serious_violations(
 ) -> None:
     """axe-core (the engine behind Lighthouse's accessibility audit): labels, contrast, ARIA."""
     target = next(viewed.out.glob("package-*.html")) if page == "package" else viewed.out / page
-    _open(browser, target)
+    open_page(browser, target)
     browser.execute_script(_axe_source())
     browser.set_script_timeout(60)
     result = browser.execute_async_script(

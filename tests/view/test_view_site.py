@@ -27,13 +27,19 @@ def test_timeline_shows_every_step_and_highlights_failed_commands(viewed: Viewed
     assert "<script src=\"http" not in html and "https://" not in html.split("<main")[0]
 
 
-def test_folded_step_embeds_exactly_the_stored_bytes_with_its_hash(viewed: Viewed) -> None:
+def test_folded_step_ships_exactly_the_stored_bytes_with_its_hash(viewed: Viewed) -> None:
+    """The page names the hash; the bytes are in the per-node script it loads on reveal."""
     node = json.loads(viewed.node(1).read_text(encoding="utf-8"))
     html = viewed.html()
-    m = re.search(r'data-sha256="([0-9a-f]{64})" data-b64="([^"]+)"', html)
-    assert m is not None
-    first = re.findall(r'data-sha256="([0-9a-f]{64})" data-b64="([^"]+)"', html)
-    shown = {sha: base64.b64decode(b64) for sha, b64 in first}
+    found = re.findall(r'data-sha256="([0-9a-f]{64})" data-src="(cold/step_\d{6}\.js)"', html)
+    assert found and "data-b64=" not in html
+    shown = {}
+    for sha, src in found:
+        script = (viewed.out / src).read_text(encoding="ascii")
+        m = re.fullmatch(r'window\.CF_LAZY = window\.CF_LAZY \|\| \{\};\n'
+                         r'window\.CF_LAZY\["([^"]+)"\] = ("[^"]*");\n', script)  # fmt: skip
+        assert m is not None and m.group(1) == src
+        shown[sha] = base64.b64decode(json.loads(m.group(2)))
     assert shown[node["payload_sha256"]] == node["content"].encode("utf-8")
     assert "verified when the page was built" in html and "FAILED verification" not in html
 

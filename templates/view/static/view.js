@@ -3,8 +3,33 @@
 (function () {
   "use strict";
 
+  // A large payload lives in its own script beside the page (works from file://, unlike fetch).
+  function loadLazy(path, done) {
+    var have = window.CF_LAZY && window.CF_LAZY[path];
+    if (typeof have === "string") { done(have); return; }
+    var tag = document.createElement("script");
+    tag.src = path;
+    tag.onload = function () {
+      var v = window.CF_LAZY && window.CF_LAZY[path];
+      done(typeof v === "string" ? v : null);
+    };
+    tag.onerror = function () { done(null); };
+    document.head.appendChild(tag);
+  }
+
   function toggleBlock(btn) {
     var pre = document.getElementById(btn.getAttribute("aria-controls"));
+    if (pre.dataset.lazy) {
+      var path = pre.dataset.lazy;
+      btn.disabled = true; btn.textContent = "Loading…";
+      loadLazy(path, function (text) {
+        btn.disabled = false;
+        if (text === null) { btn.textContent = "Could not load " + path + " (retry)"; return; }
+        pre.textContent = text; delete pre.dataset.lazy;
+        btn.setAttribute("aria-expanded", "false"); toggleBlock(btn);
+      });
+      return;
+    }
     var open = btn.getAttribute("aria-expanded") === "true";
     pre.classList.toggle("collapsed", open);
     btn.setAttribute("aria-expanded", open ? "false" : "true");
@@ -32,6 +57,15 @@
     if (open) {
       pre.hidden = true; btn.setAttribute("aria-expanded", "false");
       btn.textContent = "Reveal the stored original"; return;
+    }
+    if (box.dataset.b64 === undefined && box.dataset.src) {
+      btn.disabled = true; status.textContent = "loading the stored original…";
+      loadLazy(box.dataset.src, function (b64) {
+        btn.disabled = false;
+        if (b64 === null) { status.textContent = "could not load " + box.dataset.src; status.className = "check bad"; return; }
+        box.dataset.b64 = b64; status.textContent = ""; reveal(btn);
+      });
+      return;
     }
     var bytes = b64bytes(box.dataset.b64);
     pre.textContent = new TextDecoder("utf-8").decode(bytes);
@@ -65,8 +99,18 @@
 
   // Search: every page of the session (search.js), results link to the step.
   var input = document.getElementById("q"), results = document.getElementById("search-results");
-  var index = window.CF_SEARCH || [];
+  var index = null, loading = false;
+  function loadIndex() {  // the index of every page is large: loaded on first use of the box
+    if (index || loading) return;
+    loading = true;
+    var tag = document.createElement("script");
+    tag.src = "search.js";
+    tag.onload = function () { index = window.CF_SEARCH || []; loading = false; run(); };
+    tag.onerror = function () { index = []; loading = false; results.textContent = "search.js could not be loaded"; results.classList.add("open"); };
+    document.head.appendChild(tag);
+  }
   function run() {
+    if (!index) { loadIndex(); return; }
     var q = input.value.trim().toLowerCase();
     results.innerHTML = "";
     if (q.length < 2) { results.classList.remove("open"); return; }
@@ -82,6 +126,7 @@
     results.classList.add("open");
   }
   if (input) {
+    input.addEventListener("focus", loadIndex);
     input.addEventListener("input", run);
     input.addEventListener("keydown", function (ev) {
       if (ev.key === "Escape") { input.value = ""; run(); }

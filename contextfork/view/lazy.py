@@ -1,0 +1,54 @@
+"""Large payloads leave the pages: each goes to its own small script the page loads on expand.
+
+A timeline page holds a hundred steps; inline, their big tool outputs and the stored originals
+of the cold store made page 1 of a 2.8 MB session 2.2 MB. A block over ``LAZY_BYTES`` keeps a
+preview in the page and its full text moves to ``blocks/b-<step>-<n>.js``; every cold node's
+bytes (shown only when revealed) move to ``cold/step_<id>.js``; the search index
+(``search.js``) loads when the search box is first used. Each file is a script (``CF_LAZY[path] = ...``), not JSON to
+fetch: a browser loads a ``<script src>`` from ``file://`` where it refuses ``fetch``, so the
+static site keeps working without a server, and ``view --serve`` serves the same files.
+
+The browser still re-checks a cold node's SHA-256 against the hash printed in the page, so a
+per-node file that was changed after the build shows as a mismatch.
+"""
+
+from __future__ import annotations
+
+import json
+
+from contextfork.view.model import StepView
+
+LAZY_BYTES = 8 * 1024
+PREVIEW_LINES = 12
+PREVIEW_CHARS = 1_500
+
+
+def _script(path: str, value: str) -> bytes:
+    key = json.dumps(path)
+    body = json.dumps(value, ensure_ascii=True)  # pure ASCII: no U+2028 or encoding surprises
+    return (f"window.CF_LAZY = window.CF_LAZY || {{}};\nwindow.CF_LAZY[{key}] = {body};\n"
+            ).encode("ascii")  # fmt: skip
+
+
+def _preview(text: str) -> str:
+    return "\n".join(text.split("\n", PREVIEW_LINES)[:PREVIEW_LINES])[:PREVIEW_CHARS]
+
+
+def split_out(steps: list[StepView]) -> dict[str, bytes]:
+    """Mark each block (``id``, and ``lazy``/``preview``/``kb`` when it is large) and each cold
+    node (``src``) of ``steps``; returns the files to write beside the pages."""
+    files: dict[str, bytes] = {}
+    for st in steps:
+        for i, b in enumerate(st.blocks, start=1):
+            b["id"] = f"b-{st.index}-{i}"
+            size = len(b["text"].encode("utf-8"))
+            if size > LAZY_BYTES:
+                path = f"blocks/{b['id']}.js"
+                files[path] = _script(path, b["text"])
+                b["lazy"], b["preview"], b["kb"] = path, _preview(b["text"]), round(size / 1024)
+        node = st.cold
+        if node is not None and node.src is None:  # shown only on "Reveal": always loaded then
+            path = f"cold/step_{node.step_id:06d}.js"
+            files[path] = _script(path, node.content_b64)
+            node.src, node.content_b64 = path, ""
+    return files
