@@ -84,7 +84,8 @@ def conversation(api: Api, registry: Registry, root: Path | None,
 
     def make() -> Conversation:
         return Conversation(key, safe_id(store_id), root,
-                            proxy_policy(model if isinstance(model, str) else None), api.steps)
+                            proxy_policy(model if isinstance(model, str) else None, root),
+                            api.steps)
 
     return registry.get(f"{root}|{key}", make)
 

@@ -34,6 +34,7 @@ from contextfork.proxy.steps import Memo, PartSteps
 from contextfork.render.engine import View
 from contextfork.render.policies import Policy
 from contextfork.render.window import DEFAULT_WINDOW, model_window
+from contextfork.telemetry.models import ProxyBand
 from contextfork.transcript.model import Session
 
 MAX_CONVERSATIONS = 64
@@ -52,23 +53,42 @@ def env_int(name: str, default: int | None) -> int | None:
         return default
 
 
-def proxy_policy(model: str | None) -> Policy:
+def proxy_policy(model: str | None, root: Path | None = None) -> Policy:
     """The band the proxy keeps: the ``live`` policy (``render.policies``: epoch with a budget
-    of ``LIVE_BUDGET_SHARE`` x the window) on min(the model's window,
-    ``CONTEXTFORK_PROXY_WINDOW_CAP`` = 200k): a prompt that grows to 800k tokens costs the user
-    even where it fits. ``CONTEXTFORK_PROXY_POLICY=epoch|refold`` picks another."""
+    of ``LIVE_BUDGET_SHARE`` x the window) on min(the model's window, the window cap = 200k): a
+    prompt that grows to 800k tokens costs the user even where it fits. The repository's
+    policy file (``proxy``: budget_tokens, budget_share, window_cap) sets it; the environment
+    (``CONTEXTFORK_PROXY_BUDGET``, ``CONTEXTFORK_PROXY_WINDOW_CAP``) beats the file.
+    ``CONTEXTFORK_PROXY_POLICY=epoch|refold`` picks another."""
     from contextfork.render.policies import LIVE_BUDGET_SHARE, policy
 
+    band = band_of(root)
     name = os.environ.get("CONTEXTFORK_PROXY_POLICY", "live")
-    cap = env_int("CONTEXTFORK_PROXY_WINDOW_CAP", DEFAULT_WINDOW) or DEFAULT_WINDOW
+    cap = env_int("CONTEXTFORK_PROXY_WINDOW_CAP", band.window_cap) or DEFAULT_WINDOW
     window = min(model_window(model) or DEFAULT_WINDOW, cap)
-    budget = env_int("CONTEXTFORK_PROXY_BUDGET", None) or int(LIVE_BUDGET_SHARE * window)
+    share = band.budget_share or LIVE_BUDGET_SHARE
+    budget = env_int("CONTEXTFORK_PROXY_BUDGET", band.budget_tokens) or int(share * window)
     k = env_int("CONTEXTFORK_PROXY_K", 3) or 3
     adaptive = os.environ.get("CONTEXTFORK_PROXY_ADAPTIVE", "1") != "0"
     if name in ("epoch", "refold"):
         return live_policy(name, window, budget, k, adaptive)
     # no reminder: its wording (`restore N` as a shell command) is mini-swe-agent's
     return policy("live", k=k, budget_tokens=budget, adaptive=adaptive)
+
+
+def band_of(root: Path | None) -> ProxyBand:
+    """The policy file's band; none (the defaults) when there is no file or it is invalid
+    (the proxy must not stop forwarding over it: ``status`` and ``policy show`` name the
+    bad field)."""
+    from contextfork.layout import policy_file
+    from contextfork.telemetry.models import load_policy_file
+
+    if root is None or not policy_file(root).is_file():
+        return ProxyBand()
+    try:
+        return load_policy_file(policy_file(root)).proxy or ProxyBand()
+    except ContextforkError:
+        return ProxyBand()
 
 
 def safe_id(text: str) -> str:

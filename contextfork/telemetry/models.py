@@ -75,6 +75,19 @@ class SlicePolicy(_Strict):
     )
 
 
+class ProxyBand(_Strict):
+    """The band the API proxy keeps a conversation in (docs/proxy.md); the environment
+    variables ``CONTEXTFORK_PROXY_BUDGET`` and ``CONTEXTFORK_PROXY_WINDOW_CAP`` override it."""
+
+    budget_tokens: int | None = Field(
+        None, gt=0, description="epoch budget in estimated message tokens (beats budget_share)"
+    )
+    budget_share: float | None = Field(
+        None, gt=0, le=1, description="epoch budget as a share of min(window, window_cap)"
+    )
+    window_cap: int | None = Field(None, gt=0, description="most window tokens the band uses")
+
+
 class Policy(_Strict):
     """``.contextfork/policy.json``: IPSF "Ambient Context Telemetry" thresholds."""
 
@@ -82,6 +95,7 @@ class Policy(_Strict):
     tokens: TokenThresholds = Field(default_factory=lambda: TokenThresholds())
     steps: StepThresholds = Field(default_factory=lambda: StepThresholds())
     slices: SlicePolicy | None = Field(None, description="role slices for subagents")
+    proxy: ProxyBand | None = Field(None, description="the API proxy's band")
 
 
 def parse_policy(raw: Any, origin: str) -> Policy:

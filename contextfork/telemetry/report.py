@@ -109,7 +109,7 @@ def _proxy_lines(p: dict[str, Any]) -> list[str]:
     if p.get("budget_tokens"):
         out.append(f"    band            folds at {format_tokens(int(0.8 * p['budget_tokens']))} "
                    f"down to {format_tokens(int(0.4 * p['budget_tokens']))} (estimated message "
-                   "tokens; CONTEXTFORK_PROXY_BUDGET)")
+                   "tokens; policy.json proxy.budget_tokens)")
     for reason, n in sorted(p.get("passed_reasons", {}).items()):
         out.append(f"    passed through  {n} × {reason}")
     return out
