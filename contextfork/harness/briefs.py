@@ -177,6 +177,18 @@ def compact_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     }
 
 
+def _summary_carried(root: Path, offer: Any) -> str | None:
+    """The compaction summary a fork carries (its fork record names its SHA-256): the brief of
+    the fork's own package names the parts harvested from it instead of repeating them."""
+    from contextfork.harness.pairing import fork_record
+
+    if not offer.paired or not offer.made_for:
+        return None
+    record = fork_record(root, offer.made_for) or {}
+    sha = record.get("summary_sha256")
+    return sha if record.get("package_id") == offer.package_id and isinstance(sha, str) else None
+
+
 def resume_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
     """The package made for this session (see ``pairing``), else an unclaimed one, with its brief."""
     from contextfork.harness.pairing import choose
@@ -187,7 +199,8 @@ def resume_brief(hook: HookInput) -> tuple[str, dict[str, Any]]:
         return "", {"package": None}  # the fast path: nothing imported beyond the stdlib
     from contextfork.resume.api import resume
 
-    res = resume(hook.root, str(offer.path), session_id=hook.session_id, mark=True)
+    res = resume(hook.root, str(offer.path), session_id=hook.session_id, mark=True,
+                 shown_summary=_summary_carried(hook.root, offer))
     pid = offer.package_id
     if not res.ok or not res.data.get("valid"):
         first = res.errors[0].line() if res.errors else res.text

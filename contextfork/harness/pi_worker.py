@@ -35,7 +35,8 @@ Every line gets one answer, and every answer is one line of valid JSON (RFC 8259
   25 s. Past it the answer is a pass-through (``{"ok": true, "plan": null, "why": ...}``) and
   the request finishes in the background; a later request waits for it up to its own deadline, else is answered "busy"
   (for a render, a pass-through: the extension then re-sends the whole history). ``ping`` is
-  always answered at once.
+  always answered at once. Once folding has started, the extension answers a render it gets
+  no plan for with the last plan it got, extended by the new messages: never an unfolded call.
 
 Knobs (environment): ``CONTEXTFORK_PI_POLICY`` (epoch | refold, default epoch),
 ``CONTEXTFORK_PI_K`` (3), ``CONTEXTFORK_PI_BUDGET`` (epoch budget in estimated tokens; default
@@ -55,6 +56,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from contextfork.harness.pi_live import LiveSession, live_policy
+from contextfork.testhooks import pause_point
 
 
 def _env_int(name: str, default: int | None) -> int | None:
@@ -113,6 +115,8 @@ class Worker:
             base = req.get("base", 0)
             if not sess.sync(base if isinstance(base, int) else 0, req.get("prev_fp"), messages):
                 return {"ok": False, "need": "full"}
+            if sess.last_view is not None and sess.last_view.folds:
+                pause_point("pi-render-folded")  # tests: a worker slowed once folding started
             return {"ok": True, **sess.render()}
         if op == "verb":
             sess = self.session(req)

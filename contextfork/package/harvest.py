@@ -55,11 +55,14 @@ def find_summary(session: Session) -> tuple[int, str] | None:
     starts = {c.before_step for c in session.compactions}
     found: tuple[int, str] | None = None
     for step in session.steps:
-        for b in step.blocks:
-            if not isinstance(b, TextBlock) or b.role != "user" or len(b.text) < _MIN_SUMMARY:
-                continue
-            if b.text.lstrip().startswith(_CC_START) or (b.meta and step.index in starts):
-                found = (step.index, b.text)
+        texts = [b for b in step.blocks if isinstance(b, TextBlock) and b.role == "user"
+                 and len(b.text) >= _MIN_SUMMARY]  # fmt: skip
+        # The summary opens its step; what the harness writes after it in the same step (Claude
+        # Code 2.1: the /compact command's caveat, name and stdout) is not the summary.
+        pick = next((b for b in texts if b.text.lstrip().startswith(_CC_START)), None) or (
+            next((b for b in texts if b.meta), None) if step.index in starts else None)
+        if pick is not None:
+            found = (step.index, pick.text)
     return found
 
 

@@ -69,12 +69,14 @@ def _source_label(sources: tuple[Source, ...]) -> str:
     return ", ".join(parts) + (f" +{more} more" if more > 0 else "")
 
 
-def stub_text(run: Run, lines: list[str], restore_step: int) -> str:
-    """The stub that replaces a run: names the step(s) and lines, keeps signatures."""
+def stub_text(run: Run, lines: list[str], restore_step: int, verb: str = "restore") -> str:
+    """The stub that replaces a run: names the step(s) and lines, keeps signatures, and the
+    way back the model has (``verb``: mini-swe-agent answers ``restore N``; pi's model has its
+    tool's peek)."""
     n = run.end - run.start + 1
     head = (
         f"[contextfork: {n} lines (L{run.start + 1}-{run.end + 1}) already shown in "
-        f"{_source_label(run.sources)}; restore {restore_step} for the exact text]"
+        f"{_source_label(run.sources)}; {verb} {restore_step} for the exact text]"
     )
     ends_nl = lines[run.end].endswith("\n")
     out = head + "\n"
@@ -137,6 +139,7 @@ def dedupe_text(
     min_run_chars: int = 160,
     min_line_chars: int = 4,
     signature_min_lines: int = 12,
+    verb: str = "restore",
 ) -> Deduped:
     """Stub the runs of ``text`` already in ``index``, then index what stays visible raw."""
     lines = text.splitlines(keepends=True)
@@ -152,7 +155,7 @@ def dedupe_text(
     pos = 0
     for run in runs:
         out.extend(lines[pos : run.start])
-        out.append(stub_text(run, lines, step))
+        out.append(stub_text(run, lines, step, verb))
         pos = run.end + 1
     out.extend(lines[pos:])
     in_run: set[int] = set()

@@ -200,7 +200,7 @@ class ReFoldRenderer(StepHistory):
                     dedupe_text(m.content, s, m.block, self.index,
                                 min_run_lines=p.min_run_lines, min_run_chars=p.min_run_chars,
                                 min_line_chars=p.min_line_chars,
-                                signature_min_lines=p.signature_min_lines)
+                                signature_min_lines=p.signature_min_lines, verb=p.restore_verb)
             self.body[s] = self._tail_body(s)
         elif not p.dedupe:
             self.body[s] = sm.body
@@ -214,6 +214,7 @@ class ReFoldRenderer(StepHistory):
                     m.content, s, m.block, self.index,
                     min_run_lines=p.min_run_lines, min_run_chars=p.min_run_chars,
                     min_line_chars=p.min_line_chars, signature_min_lines=p.signature_min_lines,
+                    verb=p.restore_verb,
                 )
                 for run in d.runs:
                     span = "".join(d.lines[run.start : run.end + 1])

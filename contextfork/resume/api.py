@@ -45,10 +45,12 @@ def resume(
     session_id: str | None = None,
     mark: bool = True,
     trust: bool = False,
+    shown_summary: str | None = None,
 ) -> Result:
     """``trust``: accept a package that has no provenance record here (the user inspected it);
     without it such a package is refused (``NotProvenanced``), and ``spec=None`` takes the
-    newest package that is offered."""
+    newest package that is offered. ``shown_summary``: SHA-256 of the compaction summary the
+    reading session already carries (a fork): parts harvested from it are not repeated."""
     ref = store.resolve(root, spec) if spec else store.latest_offered(root)
     standing = provenance.standing(root, ref.package_id, ref.path)
     if trust and not standing.offered and signing.required(root):
@@ -133,7 +135,7 @@ def resume(
         exit_code = int(ExitCode.DRIFT)
         problems.append(Problem("error", "drift", "the live repository drifted from the package"))
     text = brief.render(ref.package_id, meta, handoff, report, read, applied, root,
-                        _claims_record(ref.path), standing.record)
+                        _claims_record(ref.path), standing.record, shown_summary)
     if mark:
         state.mark_consumed(
             ref.path, ref.package_id, session_id=session_id, applied=applied is not None,

@@ -28,11 +28,15 @@ def render(
     root: Path | None = None,
     record: dict[str, Any] | None = None,
     origin: dict[str, Any] | None = None,
+    shown_summary: str | None = None,
 ) -> str:
     """``record``: the package's ``handoff_claims.json`` (where each part came from);
-    ``origin``: its provenance record (``contextfork.provenance``)."""
+    ``origin``: its provenance record (``contextfork.provenance``); ``shown_summary``: SHA-256
+    of the harness's compaction summary the reader already has in its context (a fork carries
+    it): a part harvested from that summary is named, not repeated."""
     from contextfork.provenance import describe, is_foreign
 
+    parts: dict[str, Any] = (record or {}).get("parts") or {}
     files: list[tuple[str, list[str]]] = [
         ("Changed since export", drift.changed),
         ("Missing (in the package, not here)", drift.missing),
@@ -50,12 +54,21 @@ def render(
         "consumed_before": [c.model_dump() for c in consumed.consumptions],
         "session": meta.parent_session_id,
         "cold_stores": _cold_stores(root, meta.cold_store_refs),
-        "parts": (record or {}).get("parts") or {},
+        "parts": parts,
+        "shown": shown_parts(parts, shown_summary),
         "counts": (record or {}).get("counts") if (record or {}).get("claims") else None,
         "origin": describe(origin) if origin else "unknown (no provenance record)",
         "foreign": origin is None or is_foreign(origin),
     }
     return render_template("resume_brief.md.j2", **ctx)
+
+
+def shown_parts(parts: dict[str, Any], shown_summary: str | None) -> set[str]:
+    """The parts taken whole from the compaction summary the reader already sees."""
+    if not shown_summary:
+        return set()
+    return {name for name, prov in parts.items() if isinstance(prov, dict)
+            and prov.get("source") == "harness-summary" and prov.get("sha256") == shown_summary}
 
 
 def _cold_stores(root: Path | None, refs: list[str]) -> list[dict[str, object]]:

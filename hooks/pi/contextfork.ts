@@ -6,8 +6,11 @@
 // over stdin/stdout, started once per pi session, only the new messages are sent); it answers
 // with a plan over pi's own messages (keep i / replace i's text / insert a fold note). If the
 // worker is missing, fails, answers late (CONTEXTFORK_PI_TIMEOUT_MS, default 1000) or answers
-// something invalid, pi's messages go out untouched and the reason is logged: pi never breaks
-// because of contextfork. A worker that dies is started again on the next event (it is sent the
+// something invalid, the reason is logged and pi never breaks because of contextfork: once
+// folding has started, the call goes out as the worker's last plan with the messages added since
+// kept as they are (its folds stay folded: their originals were stored before that plan was
+// sent, and the prompt's prefix stays the one the provider cached); before that, or when pi's
+// history is no longer the one that plan covered, pi's messages go out untouched. A worker that dies is started again on the next event (it is sent the
 // whole history), at most CONTEXTFORK_PI_RESTARTS times a session (default 3); after that pi's
 // messages pass through for the rest of the session. Log: <git root>/.contextfork/logs/pi.log (else ~/.pi/agent/contextfork.log).
 
@@ -63,8 +66,20 @@ function applyPlan(messages: any[], plan: any): any[] | string {
 	return out;
 }
 
+// The worker's last plan, extended by the messages pi added since (kept as they are), while pi's
+// history still starts with the messages that plan covered; else null.
+function extendPlan(messages: any[], plan: any[] | null, fps: string[]): any[] | null {
+	if (!plan || messages.length < fps.length) return null;
+	for (let i = 0; i < fps.length; i++) if (fingerprint(messages[i]) !== fps[i]) return null;
+	const out = [...plan];
+	for (let i = fps.length; i < messages.length; i++) out.push(i);
+	return out;
+}
+
 export default function contextfork(pi: any) {
 	let child: any = null;
+	let lastPlan: any[] | null = null; // the last plan the worker gave (folding has started)
+	let lastFps: string[] = []; // fingerprints of the messages it covered
 	let dead: string | null = null;
 	let deaths = 0;
 	let lastCtx: any = null;
@@ -194,19 +209,23 @@ export default function contextfork(pi: any) {
 			base = 0;
 			res = await render(0);
 		}
-		if (!res?.ok) {
-			log({ event: "context", action: "pass-through", why: res?.error ?? "no answer" });
-			return;
-		}
-		if (res.plan == null && res.why) {
-			log({ event: "context", action: "pass-through", why: res.why });
-			return;
-		}
+		// No plan in time (or none usable): the last one, extended, once folding has started.
+		const fallback = (why: string) => {
+			const plan = extendPlan(messages, lastPlan, lastFps);
+			const out = plan ? applyPlan(messages, plan) : null;
+			if (Array.isArray(out)) {
+				log({ event: "context", action: "last-plan", why, covered: lastFps.length, added: messages.length - lastFps.length });
+				return { messages: out };
+			}
+			log({ event: "context", action: "pass-through", why });
+			return undefined;
+		};
+		if (!res?.ok) return fallback(res?.error ?? "no answer");
+		if (res.plan == null && res.why) return fallback(res.why);
 		const out = res.plan == null ? undefined : applyPlan(messages, res.plan);
-		if (typeof out === "string") {
-			log({ event: "context", action: "pass-through", why: `invalid plan: ${out}` });
-			return;
-		}
+		if (typeof out === "string") return fallback(`invalid plan: ${out}`);
+		lastPlan = out ? res.plan : null; // nothing to fold (a new history): nothing to fall back on
+		lastFps = out ? messages.map(fingerprint) : [];
 		if (process.env.CONTEXTFORK_PI_TIMING) {
 			log({ event: "context", action: "render", ms: performance.now() - started, worker_ms: res.ms, ...res.stats });
 		}

@@ -294,6 +294,41 @@ def test_pi_passes_messages_through_when_the_worker_is_too_slow(pi: PiRig) -> No
     assert whys and all("no answer within 1 ms" in w for w in whys), whys
 
 
+def test_pi_under_load_sends_its_last_fold_extended_never_an_unfolded_call(pi: PiRig) -> None:
+    # Once folding has started, every render takes 2.5 s in the worker against a 1.5 s timeout
+    # (its own deadline 1.2 s): what the calls send then is the extension's own answer.
+    reads = [ToolUse("bash", {"command": f"cat data/part_{n}.txt"}) for n in range(1, TURNS + 1)]
+    script = [Reply(text=f"Reading part {n + 1}.", tool_uses=[reads[n]]) for n in range(TURNS)]
+    pi.mock.script(*script, Reply(text="All parts read."))
+    slow = {**KNOBS, "CONTEXTFORK_PI_TIMEOUT_MS": "1500",
+            "CONTEXTFORK_TEST_PAUSE_AT": "pi-render-folded", "CONTEXTFORK_TEST_PAUSE_S": "2.5"}
+
+    run = pi.run("Read every part of data/ and summarise it.", env=slow)
+
+    assert run.returncode == 0, run
+    assert "All parts read." in run.stdout
+    bodies = [_strip(b) for b in pi.mock.main_requests()]
+    calls = [e for e in pi.log() if e.get("event") == "context"]
+    late = [e for e in calls if e.get("action") == "last-plan"]
+    assert len(late) >= 3, calls[-5:]
+    # the first call that folded something, and what it folded
+    issued: list[str] = []
+    first, folded = None, set()
+    for i, b in enumerate(bodies):
+        folded = set(issued) - set(_results(b))
+        if folded:
+            first = i
+            break
+        issued += [t.id for t in reads if t.id in _results(b)]
+    assert first is not None, "nothing was ever folded"
+    for b in bodies[first:]:  # never unfolded again, tool pairs valid
+        assert _pairs_ok(b["messages"])
+        assert not folded & set(_results(b)), "a call went out unfolded after folding started"
+    assert not [e for e in calls[first:] if e.get("action") == "pass-through"], calls
+    print(f"\n{len(late)} of {len(bodies)} calls answered by the last fold extended; "
+          f"sizes {[_tokens(b) for b in bodies]}")
+
+
 def test_pi_threshold_compaction_is_answered_by_an_epoch_commit(
     tmp_path: Path, client_prefix: Path, anthropic: MockAnthropic
 ) -> None:

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,8 +161,12 @@ def test_fork_of_the_dev_set_session_shrinks_the_footprint(
     before, after = data["history_tokens_before"], data["history_tokens_after"]
     assert isinstance(before, dict) and isinstance(after, dict)
     assert after["chain"] < before["chain"] and after["window"] <= before["window"]
-    assert int(str(data["stubbed"])) > 10
-    assert len(load_session(Path(str(data["fork"]))).steps) == len(load_session(t).steps)
+    # it carries what the harness sends after the last compaction, and stubs only there
+    live = load_session(t).live_steps()
+    large = sum(1 for s in live for r in s.tool_results if len(r.content) >= 2000)
+    assert int(str(data["stubbed"])) == large > 5
+    assert data["lines_left_out"] and data["summary_carried"] is True
+    assert len(load_session(Path(str(data["fork"]))).steps) == len(live)
 
 
 @pytest.mark.parametrize("min_chars", ["50"])
@@ -220,3 +225,74 @@ def test_a_fork_after_a_compaction_that_would_not_shrink_the_next_request_writes
     assert forced["fork"] is not None and Path(str(forced["fork"])).is_file()
     assert [p.name for p in Path(str(forced["fork"])).parent.glob("*.jsonl")] == [
         f"{forced['session_id']}.jsonl"]  # the refused run left no session there
+
+
+def _compacted_with_preserved_tail(path: Path, cwd: Path) -> Path:
+    """A large result before a compaction, a preserved tail that is itself a large result, the
+    harness's summary, then one more large result after it."""
+    from tests.handoff.test_harvest import CC_SUMMARY
+    from tests.transcript.builders import CC, text, tool_use, write_jsonl
+
+    b = CC(session_id="22222222-3333-4444-8555-666666666666", cwd=str(cwd))
+    before = "\n".join(f"early-output-frobnitz row {i}" for i in range(300))
+    kept = "\n".join(f"preserved-output-quux row {i}" for i in range(300))
+    after = "\n".join(f"later-output-blorp row {i}" for i in range(300))
+    recs: list[Any] = [
+        b.user("fix the billing port"),
+        b.assistant("m1", [tool_use("t1", "Bash", command="grep -rn PORT")]), b.result("t1", before),
+        b.assistant("m2", [text("now the config")])]  # fmt: skip
+    recs += [b.assistant("m3", [tool_use("t2", "Bash", command="cat config.ini")])]
+    head = b.last
+    recs += [b.result("t2", kept)]
+    tail = b.last
+    assert head is not None and tail is not None
+    boundary = b.boundary(tail)
+    summary = b.summary(CC_SUMMARY)
+    boundary["compactMetadata"]["preservedSegment"] = {
+        "headUuid": head, "anchorUuid": summary["uuid"], "tailUuid": tail}
+    recs += [boundary, summary, b.user("go on"),
+             b.assistant("m4", [tool_use("t3", "Bash", command="cat app.log")]),
+             b.result("t3", after), b.assistant("m5", [text("read the log")])]  # fmt: skip
+    return write_jsonl(path, recs)
+
+
+def test_a_fork_after_a_compaction_carries_only_what_the_harness_sends(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = _compacted_with_preserved_tail(tmp_path / "proj" / "s.jsonl", repo.path)
+    data = _fork(repo, t)
+    fork = Path(str(data["fork"]))
+    text = fork.read_text()
+    # the lines before the compaction stay in the original: not even as a stub
+    assert "early-output-frobnitz" not in text and '"t1"' not in text
+    assert data["lines_left_out"] == 4
+    # the preserved segment and what follows are carried, their large results stubbed
+    assert "preserved-output-quux" not in text and "later-output-blorp" not in text
+    assert data["stubbed"] == 2
+    forked, original = load_session(fork), load_session(t)
+    assert [c.id for c in forked.tool_calls] == ["t2", "t3"]
+    assert [s.preserved for s in forked.steps] == [s.preserved for s in original.live_steps()]
+    assert len(forked.compactions) == 1 and forked.live_steps() == forked.steps
+
+
+def test_a_forks_brief_names_the_summary_it_carries_instead_of_repeating_it(
+    repo: Repo, tmp_path: Path
+) -> None:
+    t = _compacted_with_preserved_tail(tmp_path / "proj" / "s.jsonl", repo.path)
+    data = _fork(repo, t)
+    assert data["summary_carried"] is True
+    payload = {"session_id": data["session_id"], "transcript_path": data["fork"],
+               "cwd": str(repo.path), "hook_event_name": "SessionStart", "source": "resume"}
+    res = run_cli("hooks", "run", "session-start", cwd=repo.path, input=json.dumps(payload))
+    assert res.returncode == 0, res.stderr
+    brief = json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "resuming from package" in brief
+    for said in ("move the billing service", "Run the migration V12", "Re-run `pytest -q",
+                 "the fixture pinned 5433"):
+        assert said not in brief, said  # the fork's first message is the summary itself
+    assert brief.count("In the compaction summary above") == 4
+    assert abs(len(brief) - int(str(data["brief_chars"]))) <= 400  # what fork predicted
+    # a session that does not carry the summary gets the parts in full
+    other = cli("resume", str(data["package_id"]), "--json", cwd=repo.path)
+    assert other.returncode == 0, other.stderr
+    assert "move the billing service" in other.json()["data"]["brief"]

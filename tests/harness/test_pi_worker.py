@@ -287,6 +287,14 @@ def test_fold_notes_name_only_the_verbs_pis_model_has(repo: Repo) -> None:
     assert notes, "nothing was folded"
     for note in notes:  # pi's tool has peek; it has no `restore` command
         assert "restore" not in note and "contextfork_context" in note and "peek" in note
+    # nor does any dedupe stub (a re-read listing; no epoch commits under this budget)
+    answers = _drive(_session(repo.path, budget=1_000_000), pi_messages(40))
+    ours = [b["text"] for a in answers for m in _sent(a) if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "text" and "[contextfork" in b["text"]]
+    stubs = [t for t in ours if "already shown in" in t]
+    assert stubs, "no dedupe stub was made"
+    assert not [t for t in ours if "restore" in t], [t for t in ours if "restore" in t][:1]
+    assert all("contextfork_context peek step" in t for t in stubs)
 
 
 def test_staging_between_calls_leaves_the_first_epoch_nothing_to_store(repo: Repo) -> None:
