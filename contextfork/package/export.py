@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import os
 import stat as stat_mod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contextfork import __version__, atomic, gitstate, provenance
 from contextfork.envelope import Problem
-from contextfork.errors import GitError
+from contextfork.errors import GitError, RedactionUnavailable
 from contextfork.gitstate import pipes
 from contextfork.gitstate import staged as staged_mod
 from contextfork.hashing import canonical_sha256, sha256_bytes
@@ -253,7 +254,7 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
         # While git works on the other core: the imports and the template the package needs
         # later (jinja2 and the secret rules cost more CPU than anything else export does).
         handoff_mod.prepare_markdown()
-        import contextfork.redact  # noqa: F401
+        _redactor()  # refuses here, before anything is staged, when it cannot load
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
@@ -417,14 +418,23 @@ def _write_package(
     return ExportOutcome(package_id, final, manifest, gs, um, problems)
 
 
+def _redactor() -> Callable[[str], tuple[str, list[Any]]]:
+    """``redact.redact_text``; RedactionUnavailable (exit 3) when it cannot be imported: the
+    package would otherwise carry the handoff and metadata unscrubbed."""
+    try:
+        from contextfork.redact import redact_text  # lazy: imported while git works
+    except ImportError as exc:
+        raise RedactionUnavailable(
+            f"secret redaction cannot load ({exc}): export refused, no package written",
+            hint="reinstall contextfork",
+        ) from exc
+    return redact_text
+
+
 def _redact(obj: Any) -> tuple[Any, int]:
     """Scrub secrets from every string of agent/transcript-derived text before it is stored."""
-    try:
-        from contextfork.redact import redact_text
-    except ImportError:  # pragma: no cover - the redaction module ships with the package
-        return obj, 0
     if isinstance(obj, str):
-        clean, found = redact_text(obj)
+        clean, found = _redactor()(obj)
         return clean, len(found)
     if isinstance(obj, list):
         pairs = [_redact(v) for v in obj]
