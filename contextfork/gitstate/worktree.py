@@ -15,8 +15,9 @@ one. So export's job
   the temporary index by ``--index-info``; ``write-tree --missing-ok`` accepts them.
 
 The tree id is the same as a whole-tree ``add -A``: git applies the same conversion
-(``core.autocrlf``, ``.gitattributes``) either way. Resume and drift still use
-``worktree_tree_sha`` with the objects kept, since drift diffs that live tree afterwards.
+(``core.autocrlf``, ``.gitattributes``) either way. Resume and drift use ``worktree_tree_sha``:
+it holds out the untracked files over 1 MiB the same way, but keeps the other objects, since
+drift diffs that live tree afterwards (``diff-tree`` reads trees, never blobs).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat as stat_mod
 import struct
 import subprocess
 import tempfile
@@ -32,7 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from contextfork.errors import GitError
-from contextfork.gitstate.core import _PINNED, _decode_err, common_dir, git_dir, git_env
+from contextfork.gitstate.core import _PINNED, _decode_err, common_dir, git_dir, git_env, run
 from contextfork.gitstate.trees import remove_index, temp_index_path
 from contextfork.testhooks import pause_point
 
@@ -177,10 +179,33 @@ def finish_worktree_tree(job: TreeJob) -> str:
     return job.result()
 
 
-def worktree_tree_sha(root: Path, held: Iterable[bytes] = (), *, scratch: bool = False) -> str:
-    """The tree id by a walk of the whole tree. Its objects are kept unless ``scratch``:
-    drift diffs the live tree after this (``resume.drift``)."""
+#: An untracked file bigger than this is hashed, never stored, by ``worktree_tree_sha`` (export's
+#: default per-file cap: the package would not capture it either).
+HOLD_OVER = 1 << 20
+
+
+def worktree_tree_sha(
+    root: Path, held: Iterable[bytes] | None = None, *, scratch: bool = False,
+    hold_over: int = HOLD_OVER,
+) -> str:  # fmt: skip
+    """The tree id by a walk of the whole tree. ``held`` (default: the untracked files over
+    ``hold_over`` bytes) are hashed, never stored. The other objects are kept unless
+    ``scratch``: drift diffs the live tree after this (``resume.drift``)."""
+    if held is None:
+        held = _big_untracked(root, hold_over)
     return TreeJob(root, git_dir(root), None, held, scratch=scratch).result()
+
+
+def _big_untracked(root: Path, over: int) -> list[bytes]:
+    listing = run(root, ["ls-files", "-z", "--others", "--exclude-standard"]).stdout
+    base = os.fsencode(root)
+    big: list[bytes] = []
+    for name in listing.split(b"\0"):
+        with contextlib.suppress(OSError):
+            st = os.lstat(os.path.join(base, name)) if name else None
+            if st is not None and stat_mod.S_ISREG(st.st_mode) and st.st_size > over:
+                big.append(name)
+    return big
 
 
 _M32 = 0xFFFFFFFF

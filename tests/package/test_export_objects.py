@@ -144,3 +144,18 @@ def test_a_copied_repository_is_refreshed_by_status_before_the_diff_starts(
     assert len(status) == 1 and len(diff) == 1
     assert began[diff[0]] >= ended[status[0]]
     assert not gitstate.index_is_stale(copy, copy / ".git")  # status wrote the refreshed index
+
+
+def test_resume_and_drift_walks_store_trees_but_not_a_big_untracked_file(repo: Repo) -> None:
+    # worktree_tree_sha (resume's before/after, drift's live tree) holds out untracked files
+    # over 1 MiB; it keeps the trees, which drift diffs afterwards.
+    repo.write("big.bin", os.urandom((1 << 20) + 1))
+    repo.write("small.txt", "small\n")
+    before = set(_objects(repo))
+    tree = gitstate.worktree_tree_sha(repo.path)
+    added = [name.replace("/", "") for name in set(_objects(repo)) - before]
+    kinds = {repo.git("cat-file", "-t", sha) for sha in added}
+    assert kinds == {"tree", "blob"}  # the tree and small.txt's blob
+    big_id = repo.git("hash-object", "big.bin")
+    assert big_id not in added
+    assert f"blob {big_id}\tbig.bin" in repo.git("ls-tree", tree)
