@@ -36,7 +36,7 @@ from pathlib import Path
 from contextfork.errors import GitError
 from contextfork.gitstate.core import _PINNED, _decode_err, common_dir, git_dir, git_env, run
 from contextfork.gitstate.trees import remove_index, temp_index_path
-from contextfork.testhooks import pause_point
+from contextfork.testhooks import kill_point
 
 HELD_INDEX = "contextfork-held-index"
 
@@ -132,7 +132,7 @@ class TreeJob:
                 self._git(["update-index", "-z", "--index-info"], env, info)
             out = self._git(["write-tree", "--missing-ok"], env)
             self._sha = out.decode().strip().splitlines()[-1]
-            pause_point("worktree:written")  # tests: a kill here leaves the temporaries behind
+            kill_point("worktree:written")  # tests: a kill here leaves the temporaries behind
         except BaseException as exc:  # noqa: BLE001 - handed to the caller in result()
             self._exc = exc
         finally:

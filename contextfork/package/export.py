@@ -30,7 +30,7 @@ from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
 from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, utc_now_iso
 from contextfork.paths import unsafe_reason
-from contextfork.testhooks import kill_point
+from contextfork.testhooks import kill_point, pause_point
 
 MANIFEST_VERSION = "1.2"
 DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
@@ -276,6 +276,7 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
             package_id = new_package_id()
             um = _capture_untracked(root, plan_u, writer, opts)
             kill_point("export:staged")
+            pause_point("export:staged")
             if st.oid is None:
                 d_diff.discard()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
