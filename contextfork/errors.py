@@ -54,6 +54,11 @@ class NotProvenanced(IntegrityError):
     """A package nobody made, pulled or accepted here (``contextfork.provenance``): not resumed."""
 
 
+class RedactionUnavailable(IntegrityError):
+    """The secret scrubber (``contextfork.redact``) cannot load: export refuses rather than
+    store transcript-derived text unscrubbed."""
+
+
 class NotFoundError(ContextforkError):
     exit_code = ExitCode.NOT_FOUND
 

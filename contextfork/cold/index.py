@@ -306,11 +306,6 @@ def node_rows(conn: sqlite3.Connection, steps: Iterable[int]) -> dict[int, dict[
     return out
 
 
-def superseded_among(conn: sqlite3.Connection, steps: Iterable[int]) -> dict[int, int]:
-    rows = node_rows(conn, steps)
-    return {s: int(r["superseded_by"]) for s, r in rows.items() if r["superseded_by"] is not None}
-
-
 def all_steps(conn: sqlite3.Connection) -> list[int]:
     return [int(r[0]) for r in conn.execute("SELECT step_id FROM nodes ORDER BY step_id")]
 
@@ -420,12 +415,6 @@ def ipcf_view_chunks(
         if buf:
             yield "".join(buf).encode("utf-8")
     yield b"\n}\n"
-
-
-def ipcf_view(conn: sqlite3.Connection, layout: StoreLayout, policy_sha256: str) -> dict[str, Any]:
-    """The whole view as a dict (small stores and tests; see ``ipcf_view_chunks``)."""
-    data: dict[str, Any] = json.loads(b"".join(ipcf_view_chunks(conn, layout, policy_sha256)))
-    return data
 
 
 def view_sha256(conn: sqlite3.Connection, layout: StoreLayout, policy_sha256: str) -> str:

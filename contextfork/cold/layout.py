@@ -31,7 +31,6 @@ from contextfork.sessionids import check_session_id as check_session_id  # re-ex
 
 IPCF_VERSION = "1.1"
 NODE_VERSION = 1
-PROJECTION_VERSION = "ipcf-projection-v2"  # version 1 (ours) is still verified on read
 STEP_MAX = 999_999
 
 DEFAULT_POLICY: dict[str, object] = {

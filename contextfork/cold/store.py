@@ -171,10 +171,6 @@ def read_node(
     return node
 
 
-def node_exists(layout: StoreLayout, step_id: int) -> bool:
-    return layout.node_path(step_id).exists()
-
-
 def _commit(layout: StoreLayout, node: dict[str, Any], *, auto_view: bool) -> FoldOutcome:
     sid = int(node["step_id"])
     path = layout.node_path(sid)
@@ -244,40 +240,8 @@ def fold_node(
         return _commit(layout, node, auto_view=auto_view)
 
 
-def commit_prebuilt(layout: StoreLayout, node: dict[str, Any], *, auto_view: bool = True) -> FoldOutcome:
-    """Commit a node built elsewhere (bulk folds build many nodes, then lock once per node)."""
-    with store_lock(layout):
-        return _commit(layout, node, auto_view=auto_view)
-
-
 def node_files(layout: StoreLayout) -> list[Path]:
     if not layout.nodes_dir.is_dir():
         return []
     return sorted(p for p in layout.nodes_dir.iterdir() if not p.name.startswith("."))
 
-
-def commit_many(layout: StoreLayout, nodes: list[dict[str, Any]]) -> list[FoldOutcome]:
-    """Commit many prebuilt nodes under one lock: all node files first, then one transaction.
-
-    Same two phases as ``fold_node`` (files, then index), batched so a whole transcript costs
-    one fsync'd index commit instead of one per step.
-    """
-    outcomes: list[FoldOutcome] = []
-    with store_lock(layout):
-        policy = ensure_policy(layout)
-        pending: list[dict[str, Any]] = []
-        with idx.opened(layout) as conn:
-            for node in nodes:
-                sid = int(node["step_id"])
-                path = layout.node_path(sid)
-                if path.exists() or path.is_symlink() or idx.has_node(conn, sid) is not None:
-                    outcomes.append(_commit(layout, node, auto_view=False))
-                    continue
-                write_bytes(path, node_bytes(node))
-                pending.append(node)
-                outcomes.append(FoldOutcome(sid, "written", node, path))
-            with idx.transaction(conn):
-                for node in pending:
-                    idx.add_node(conn, node)
-            idx.export_ipcf_view(conn, layout, policy_sha256(policy))
-    return outcomes

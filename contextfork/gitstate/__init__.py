@@ -81,7 +81,6 @@ from contextfork.gitstate.trees import (
     diff_args,
     diff_patch,
     diff_trees,
-    finish_worktree_tree,
     index_tree,
     is_dirty,
     ls_tree_modes,
@@ -89,14 +88,21 @@ from contextfork.gitstate.trees import (
     refresh_index,
     remove_index,
     reset_index,
-    start_worktree_tree,
     submodule_paths,
     sweep_stale_temps,
+)
+from contextfork.gitstate.worktree import (
+    HELD_INDEX,
+    TreeJob,
+    finish_worktree_tree,
+    index_is_stale,
+    start_worktree_tree,
     worktree_tree_sha,
 )
 
 __all__ = [
     "EMPTY_TREE",
+    "HELD_INDEX",
     "NOTES_REF",
     "ZERO_SHA",
     "Entry",
@@ -106,6 +112,7 @@ __all__ = [
     "PushVerdict",
     "Status",
     "TreeEntry",
+    "TreeJob",
     "add_note",
     "apply_check",
     "apply_to_worktree",
@@ -130,6 +137,7 @@ __all__ = [
     "git_env",
     "head",
     "hooks_path",
+    "index_is_stale",
     "index_tree",
     "is_ancestor",
     "is_dirty",

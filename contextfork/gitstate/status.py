@@ -36,6 +36,8 @@ class Status:
     undecodable: list[str] = field(default_factory=list)
     #: Raw names ``add -A`` would stage: work-tree side changed (or unmerged), and untracked.
     worktree_paths: list[bytes] = field(default_factory=list)
+    #: ``untracked`` as git printed the names (the same order).
+    untracked_raw: list[bytes] = field(default_factory=list)
 
 
 def _dec(raw: bytes, bad: list[str]) -> str:
@@ -117,6 +119,7 @@ def parse_status(data: bytes) -> Status:
             )
         elif tag == b"?":
             st.untracked.append(_dec(item[2:], st.undecodable))
+            st.untracked_raw.append(item[2:])
             st.worktree_paths.append(item[2:])
     return st
 

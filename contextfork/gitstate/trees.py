@@ -5,17 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from contextfork.gitstate.core import (
-    _PINNED,
     _decode_err,
     common_dir,
-    finish,
     git_dir,
-    git_env,
     operand,
     out,
     run,
@@ -47,53 +43,6 @@ def temp_index_path(gdir: Path, kind: str) -> str:
     os.close(fd)
     os.unlink(path)
     return path
-
-
-def _tmp_index(root: Path, gdir: Path) -> str:
-    path = temp_index_path(gdir, "index")
-    src = gdir / "index"
-    if src.exists():
-        # copy2 keeps the index file's mtime: git's racy-entry check compares file mtimes with
-        # it, and a fresh mtime would make a same-size edit in the same second look unchanged.
-        shutil.copy2(src, path)
-    return path
-
-
-def start_worktree_tree(
-    root: Path, gdir: Path, paths: list[bytes] | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
-    """Begin computing the tree SHA of the whole working tree (tracked + untracked, not ignored).
-
-    A temporary index (a copy of the real one, so stat data is reused) gets ``add -A`` and
-    ``write-tree``; the user's index is never touched. ``paths``: the raw names whose work-tree
-    side differs from the index plus the untracked ones, as status just listed them
-    (``Status.worktree_paths``). ``add -A`` then stages only those, literally, with the same
-    result as over the whole tree but without walking it and stat-ing every tracked file again
-    (a third of export's git CPU). None: the whole tree.
-    """
-    idx = _tmp_index(root, gdir)
-    env = git_env({"GIT_INDEX_FILE": idx})
-    cfg = " ".join(f"{a}" for a in _PINNED)
-    if paths is None:
-        script = "git add -A -- . && git write-tree"
-    elif paths:
-        script = "git add -A --pathspec-from-file=- --pathspec-file-nul && git write-tree"
-        env["GIT_LITERAL_PATHSPECS"] = "1"
-    else:
-        script = "git write-tree"
-    proc = subprocess.Popen(
-        ["sh", "-c", script.replace("git ", f"git {cfg} ")],
-        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        stdin=subprocess.PIPE if paths else subprocess.DEVNULL,
-    )  # fmt: skip
-    if paths and proc.stdin is not None:
-        # git reads the whole list before it starts, so this never waits on a full pipe for long
-        with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(b"\0".join(paths) + b"\0")
-        with contextlib.suppress(BrokenPipeError):
-            proc.stdin.close()
-        proc.stdin = None
-    return proc, idx
 
 
 _TEMP_PREFIXES = ("contextfork-index-", "contextfork-check-", "contextfork-lc-", "contextfork-objs-")
@@ -130,19 +79,6 @@ def remove_index(idx: str) -> None:
     for p in (idx, idx + ".lock"):
         if os.path.exists(p):
             os.unlink(p)
-
-
-def finish_worktree_tree(proc: subprocess.Popen[bytes], idx: str) -> str:
-    try:
-        data = finish(proc, "add -A / write-tree")
-    finally:
-        remove_index(idx)
-    return data.decode().strip().splitlines()[-1]
-
-
-def worktree_tree_sha(root: Path) -> str:
-    proc, idx = start_worktree_tree(root, git_dir(root))
-    return finish_worktree_tree(proc, idx)
 
 
 def index_tree(root: Path, index_file: str | None = None) -> str | None:

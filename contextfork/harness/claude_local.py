@@ -22,7 +22,6 @@ from typing import Any
 
 Ours = Callable[[object], bool]  # install.is_ours (passed in: install imports this module)
 
-LOCAL_FILE = Path(".claude") / "settings.local.json"
 SHARED_FILE = Path(".claude") / "settings.json"
 EXCLUDE = "/.claude/settings.local.json"
 PORTABLE_COMMAND = "contextfork"

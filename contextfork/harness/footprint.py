@@ -104,12 +104,9 @@ def load_thresholds(root: Path) -> Thresholds:
     The telemetry area owns the policy; its lenient stdlib reader falls back to the IPSF
     defaults on a broken file, which is the right behaviour in front of a prompt too.
     """
-    try:
-        from contextfork.telemetry.policy import read_policy_lenient  # lazy: hot path
+    from contextfork.telemetry.policy import read_policy_lenient  # lazy: hot path
 
-        tokens: Any = read_policy_lenient(root).get("tokens")
-    except ImportError:
-        tokens = None
+    tokens: Any = read_policy_lenient(root).get("tokens")
     if not isinstance(tokens, dict):
         return Thresholds()
     warning = _int(tokens.get("warning")) or DEFAULT_WARNING

@@ -28,8 +28,6 @@ from contextfork import atomic, layout
 from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_bytes, sha256_text
 
-RECORD_VERSION = 1
-
 
 @dataclass
 class Record:

@@ -138,10 +138,6 @@ def _rewriter(old: str, new: str) -> Any:
     return fn
 
 
-def resume_claude(root: Path, spec: str | None) -> Result:
-    return resume_session(root, spec, "claude")
-
-
 def _vouched_or_refuse(root: Path, package_id: str, pkg: Path) -> None:
     """A conversation becomes a session the client resumes: only from a package this user
     exported, pulled or trusted (and signed, when signatures are required), as for ``resume``."""

@@ -11,16 +11,17 @@ defined by ``package.models``; tests validate every export against those models 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat as stat_mod
-import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contextfork import __version__, atomic, gitstate, provenance
 from contextfork.envelope import Problem
-from contextfork.errors import GitError
+from contextfork.errors import GitError, RedactionUnavailable
 from contextfork.gitstate import pipes
 from contextfork.gitstate import staged as staged_mod
 from contextfork.hashing import canonical_sha256, sha256_bytes
@@ -29,7 +30,7 @@ from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
 from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, utc_now_iso
 from contextfork.paths import unsafe_reason
-from contextfork.testhooks import kill_point
+from contextfork.testhooks import kill_point, pause_point
 
 MANIFEST_VERSION = "1.2"
 DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
@@ -119,26 +120,41 @@ def _untracked_entry(
     }  # fmt: skip
 
 
-def _capture_untracked(
-    root: Path, names: list[str], undecodable: set[str], writer: atomic.BackgroundWriter,
-    opts: ExportOptions,
-) -> dict[str, Any]:  # fmt: skip
-    files: list[dict[str, Any]] = []
-    captured: list[tuple[int, bytes]] = []
+@dataclass
+class _UntrackedPlan:
+    """What export does with each untracked name, decided from ``lstat`` alone (before git
+    starts on the tree): ``files`` has an entry per name, None where the bytes are to be read
+    (``to_read``: index, name, mode, size); ``held`` are the raw names of regular files the package
+    does not capture, which the tree job hashes without storing (``gitstate.worktree``)."""
+
+    files: list[dict[str, Any] | None] = field(default_factory=list)
+    to_read: list[tuple[int, str, str, int]] = field(default_factory=list)
+    held: list[bytes] = field(default_factory=list)
+
+
+def _plan_untracked(root: Path, st: gitstate.Status, opts: ExportOptions) -> _UntrackedPlan:
+    plan = _UntrackedPlan()
+    files = plan.files
+    raw_of = dict(zip(st.untracked, st.untracked_raw, strict=False))
+    undecodable = set(st.undecodable)
     total = 0
-    for rel in sorted(names):
+    for rel in sorted(st.untracked):
+        raw = raw_of.get(rel) or rel.encode("utf-8", "surrogateescape")
         full = root / rel
         if rel in undecodable:
             files.append(_untracked_entry(rel, 0, "", None, "non_utf8_name"))
+            with contextlib.suppress(OSError):
+                if stat_mod.S_ISREG(os.lstat(os.path.join(os.fsencode(root), raw)).st_mode):
+                    plan.held.append(raw)
             continue
         if unsafe_reason(rel):
             continue  # git never reports such names; defensive only
         try:
-            st = full.lstat()
+            st_ = full.lstat()
         except OSError:
             files.append(_untracked_entry(rel, 0, "", None, "unreadable"))
             continue
-        if stat_mod.S_ISLNK(st.st_mode):
+        if stat_mod.S_ISLNK(st_.st_mode):
             target = os.fsencode(os.readlink(full))
             files.append(
                 _untracked_entry(
@@ -146,35 +162,56 @@ def _capture_untracked(
                 )
             )
             continue
-        if not stat_mod.S_ISREG(st.st_mode):
+        if not stat_mod.S_ISREG(st_.st_mode):
             files.append(_untracked_entry(rel, 0, "", None, "special"))
             continue
-        mode = "100755" if st.st_mode & 0o111 else "100644"
-        if st.st_size > opts.file_cap:
-            files.append(_untracked_entry(rel, st.st_size, mode, None, "too_large"))
+        mode = "100755" if st_.st_mode & 0o111 else "100644"
+        reason = "too_large" if st_.st_size > opts.file_cap else (
+            "total_cap" if total + st_.st_size > opts.total_cap else None)  # fmt: skip
+        if reason is not None:
+            files.append(_untracked_entry(rel, st_.st_size, mode, None, reason))
+            plan.held.append(raw)
             continue
-        if total + st.st_size > opts.total_cap:
-            files.append(_untracked_entry(rel, st.st_size, mode, None, "total_cap"))
-            continue
+        total += st_.st_size
+        plan.to_read.append((len(files), rel, mode, st_.st_size))
+        files.append(None)
+    return plan
+
+
+def _capture_untracked(
+    root: Path, plan: _UntrackedPlan, writer: atomic.BackgroundWriter, opts: ExportOptions
+) -> dict[str, Any]:
+    files = plan.files
+    captured: list[tuple[int, bytes]] = []
+    total = 0
+    for i, rel, mode, size in plan.to_read:
         try:
-            data = full.read_bytes()
+            data = (root / rel).read_bytes()
         except OSError:
-            files.append(_untracked_entry(rel, st.st_size, mode, None, "unreadable"))
+            files[i] = _untracked_entry(rel, size, mode, None, "unreadable")
+            continue
+        # it may have grown since lstat: the caps hold for what would be stored
+        reason = "too_large" if len(data) > opts.file_cap else (
+            "total_cap" if total + len(data) > opts.total_cap else None)  # fmt: skip
+        if reason is not None:
+            files[i] = _untracked_entry(rel, len(data), mode, None, reason)
             continue
         writer.write(f"untracked/{rel}", data)  # created and fsynced while we go on
         total += len(data)
-        captured.append((len(files), data))
-        files.append(_untracked_entry(rel, len(data), mode, sha256_bytes(data), None))
+        captured.append((i, data))
+        files[i] = _untracked_entry(rel, len(data), mode, sha256_bytes(data), None)
     # Secret kinds are recorded, never removed (the bytes stay exact); one keyword pass for all.
     found = secrets_mod.kinds_in_many([data for _i, data in captured])
     for (i, _data), kinds in zip(captured, found, strict=True):
-        files[i]["secrets"] = kinds
+        entry = files[i]
+        assert entry is not None
+        entry["secrets"] = kinds
     return {
         "manifest_version": MANIFEST_VERSION,
         "file_cap_bytes": opts.file_cap,
         "total_cap_bytes": opts.total_cap,
         "captured_bytes": total,
-        "files": files,
+        "files": [f for f in files if f is not None],
     }
 
 
@@ -205,21 +242,28 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to the
     # end while Python works below instead of waiting on a full pipe.
     d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
+    # A copied repository (every index entry's stat data stale): status re-hashes the tracked
+    # files and writes the refreshed index; the diff starts after it instead of hashing them all
+    # a second time beside it.
+    if gitstate.index_is_stale(root, loc.git_dir):
+        d_status.finish("status")
     d_diff = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD")))
     d_staged: pipes.Drained | None = None
-    p_tree: subprocess.Popen[bytes] | None = None
-    tmp_index: str | None = None
+    tree: gitstate.TreeJob | None = None
     try:
         # While git works on the other core: the imports and the template the package needs
         # later (jinja2 and the secret rules cost more CPU than anything else export does).
         handoff_mod.prepare_markdown()
-        import contextfork.redact  # noqa: F401
+        _redactor()  # refuses here, before anything is staged, when it cannot load
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(d_status.finish("status"))
-        # The tree: add -A of just what status found changed, while the diffs still run.
-        p_tree, tmp_index = gitstate.start_worktree_tree(root, loc.git_dir, st.worktree_paths)
+        plan_u = _plan_untracked(root, st, opts)
+        # The tree: add -A of just what status found changed, while the diffs still run; the
+        # untracked files the package leaves out are hashed, never stored (gitstate.worktree).
+        objects = loc.common_dir / "objects"
+        tree = gitstate.start_worktree_tree(root, loc.git_dir, st.worktree_paths, plan_u.held, objects)
         # The staged patch: sections of the work-tree patch where index and work tree agree,
         # plus --cached for the paths where they do not (gitstate.staged).
         plan = staged_mod.plan(st) if st.oid is not None else None
@@ -230,8 +274,9 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
             d_staged = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD", cached=True)))
         with atomic.staging_dir(base) as staging, atomic.BackgroundWriter(staging) as writer:
             package_id = new_package_id()
-            um = _capture_untracked(root, st.untracked, set(st.undecodable), writer, opts)
+            um = _capture_untracked(root, plan_u, writer, opts)
             kill_point("export:staged")
+            pause_point("export:staged")
             if st.oid is None:
                 d_diff.discard()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
@@ -243,22 +288,19 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
                 # a section it could not vouch for: git's own --cached diff, whole
                 staged = cut if cut is not None else gitstate.diff_patch(root, "HEAD", cached=True)
             try:
-                tree_sha = gitstate.finish_worktree_tree(p_tree, tmp_index)
+                tree_sha = tree.result()
             except GitError:  # a name gone since status (edited meanwhile), or an old git
-                tree_sha = gitstate.worktree_tree_sha(root)
+                tree_sha = gitstate.worktree_tree_sha(root, plan_u.held, scratch=True)
             op = gitstate.operation_in_progress(loc.git_dir)
             return _write_package(root, writer, package_id, st, um, (patch, staged), tree_sha,
                                   opts, op)  # fmt: skip
     finally:
-        if p_tree is not None and p_tree.poll() is None:
-            p_tree.kill()
-            p_tree.wait()
+        if tree is not None:
+            tree.cancel()
         d_status.discard()
         d_diff.discard()
         if d_staged is not None:
             d_staged.discard()
-        if tmp_index is not None:
-            gitstate.remove_index(tmp_index)
 
 
 def _write_package(
@@ -377,14 +419,23 @@ def _write_package(
     return ExportOutcome(package_id, final, manifest, gs, um, problems)
 
 
+def _redactor() -> Callable[[str], tuple[str, list[Any]]]:
+    """``redact.redact_text``; RedactionUnavailable (exit 3) when it cannot be imported: the
+    package would otherwise carry the handoff and metadata unscrubbed."""
+    try:
+        from contextfork.redact import redact_text  # lazy: imported while git works
+    except ImportError as exc:
+        raise RedactionUnavailable(
+            f"secret redaction cannot load ({exc}): export refused, no package written",
+            hint="reinstall contextfork",
+        ) from exc
+    return redact_text
+
+
 def _redact(obj: Any) -> tuple[Any, int]:
     """Scrub secrets from every string of agent/transcript-derived text before it is stored."""
-    try:
-        from contextfork.redact import redact_text
-    except ImportError:  # pragma: no cover - the redaction module ships with the package
-        return obj, 0
     if isinstance(obj, str):
-        clean, found = redact_text(obj)
+        clean, found = _redactor()(obj)
         return clean, len(found)
     if isinstance(obj, list):
         pairs = [_redact(v) for v in obj]

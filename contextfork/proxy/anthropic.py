@@ -27,7 +27,6 @@ from contextfork.transcript.claude_code import _assistant_blocks, _to_result, is
 from contextfork.transcript.model import Block, TextBlock
 
 _THINKING = frozenset({"thinking", "redacted_thinking"})
-MAX_BREAKPOINTS = 4
 
 
 def parts_of(msg: dict[str, Any]) -> list[Any]:

@@ -13,7 +13,6 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from contextfork.hashing import sha256_text
 from contextfork.transcript.model import (
     Session,
     Step,
@@ -122,10 +121,6 @@ def system_messages(session: Session) -> tuple[Msg, ...]:
 def original_step_text(sm: StepMessages) -> str:
     """The canonical original of a step's body: what ``restore STEP`` gives back, byte for byte."""
     return "".join(f"[{m.role}:{m.kind}]\n{m.content}\n" for m in sm.body)
-
-
-def original_step_sha256(sm: StepMessages) -> str:
-    return sha256_text(original_step_text(sm))
 
 
 def reply_text(step: Step) -> str:

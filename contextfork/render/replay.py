@@ -47,7 +47,6 @@ from contextfork.render.window import COMPACT_SHARE, session_model, session_wind
 from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
-REPORT_VERSION = "2"
 MAX_PRICE_CARD = 4 * 1024 * 1024
 
 if TYPE_CHECKING:

@@ -26,8 +26,6 @@ from contextfork.transcript.model import (
     ToolResult,
 )
 
-COLLAPSE_LINES = 12
-
 
 @dataclass
 class ColdNode:

@@ -25,7 +25,7 @@ def _exported_tree(repo: Repo) -> str:
 def _assert_same_tree(repo: Repo) -> str:
     expected = gitstate.worktree_tree_sha(repo.path)
     with pytest.MonkeyPatch.context() as mp:  # export's fallback is the oracle: not allowed here
-        mp.setattr(gitstate, "worktree_tree_sha", lambda _root: pytest.fail("fell back"))
+        mp.setattr(gitstate, "worktree_tree_sha", lambda *_a, **_k: pytest.fail("fell back"))
         recorded = _exported_tree(repo)
     assert recorded == expected
     return recorded
@@ -102,7 +102,7 @@ def test_a_listed_name_that_vanished_fails_the_fast_path_so_export_falls_back(re
     # pathspec, and export then walks the whole tree instead (the package is still exact).
     from contextfork.errors import GitError
 
-    proc, idx = gitstate.start_worktree_tree(repo.path, repo.path / ".git", [b"never-was.txt"])
+    job = gitstate.start_worktree_tree(repo.path, repo.path / ".git", [b"never-was.txt"])
     with pytest.raises(GitError):
-        gitstate.finish_worktree_tree(proc, idx)
-    assert not Path(idx).exists()
+        gitstate.finish_worktree_tree(job)
+    assert not [p.name for p in (repo.path / ".git").iterdir() if p.name.startswith("contextfork-")]

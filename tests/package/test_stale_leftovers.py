@@ -30,7 +30,11 @@ def test_a_killed_export_leaves_staging_that_the_next_export_removes(repo: Repo)
     repo.write("notes.txt", "untracked\n")
     proc = subprocess.run(
         [sys.executable, "-m", "contextfork", "export", "--goal", "x"],
-        cwd=repo.path, env=clean_env({"CONTEXTFORK_TEST_KILL_AT": "export:staged"}),
+        cwd=repo.path,
+        # the main thread waits with its staging directory while the tree job, holding its
+        # temporary index and objects, kills the process
+        env=clean_env({"CONTEXTFORK_TEST_KILL_AT": "worktree:written",
+                       "CONTEXTFORK_TEST_PAUSE_AT": "export:staged", "CONTEXTFORK_TEST_PAUSE_S": "30"}),
         capture_output=True, timeout=60, check=False,
     )  # fmt: skip
     assert proc.returncode == -signal.SIGKILL
