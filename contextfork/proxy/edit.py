@@ -24,6 +24,7 @@ from contextfork.transcript.model import ToolResult
 _RESTORE_HEAD = "`restore N` gives any back exactly"
 _RESTORE_ONE = re.compile(r" · restore (\d+)\]$")
 _STEP_LINE = re.compile(r"(?m)^s(\d+)(:| \(agent brief\))")
+_STUB_WAY = re.compile(r"; restore (\d+) for the exact text\]")
 
 
 def build_edit(live: PartSteps, values: list[object], raws: list[str], view: View,
@@ -42,7 +43,7 @@ def build_edit(live: PartSteps, values: list[object], raws: list[str], view: Vie
             if m.kind == "output":
                 block = live.steps[m.step - 1].blocks[m.block]
                 if isinstance(block, ToolResult) and m.content != block.content:
-                    replaced[live.source(m.step, m.block)] = m.content
+                    replaced[live.source(m.step, m.block)] = stub_text(m.content, memo)
     folded = {s for steps in view.folds.values() for s in steps if s not in shown}
     drop_whole = {i for s in folded for i in live.whole(s)}
     drop_parts: dict[int, set[int]] = {}
@@ -92,4 +93,21 @@ def note_text(text: str, fid: str, steps: tuple[int, ...], memo: Memo) -> str:
     return _RESTORE_ONE.sub(f" · {head}]", text)
 
 
-__all__ = ["build_edit", "note_text"]
+def stub_text(text: str, memo: Memo) -> str:
+    """A dedupe stub's ``restore N`` (mini-swe-agent's command) as this model's way back, the
+    step named by its cold-store id; fixed per step when first sent (no byte of an old stub
+    changes)."""
+
+    def way(m: re.Match[str]) -> str:
+        step = int(m.group(1))
+        sid = memo.ids.get(step, step) if memo.ids else step
+        head = memo.hint.setdefault(f"stub:{step}", memo.hint.get("", ""))
+        if not head:
+            return m.group(0)
+        how = head.replace("gives any back exactly", "gives it back exactly")
+        return "; " + re.sub(r"\bN\b", str(sid), how) + "]"
+
+    return _STUB_WAY.sub(way, text)
+
+
+__all__ = ["build_edit", "note_text", "stub_text"]

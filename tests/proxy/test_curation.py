@@ -4,6 +4,7 @@ the MCP tool or `contextfork context`, in another process) comes back raw on the
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -53,3 +54,39 @@ def test_a_pinned_step_comes_back_raw_on_the_next_call(
     text = json.dumps(json.loads(again.body)["messages"])
     assert "toolu_0001" in text and "row_1_199" in text, "the pinned step is not raw again"
     assert anthropic.pair_faults(json.loads(again.body)["messages"]) == set()
+
+
+def _repeating(calls: int) -> list[dict[str, Any]]:
+    """Every call prints the same 200 rows: from the second on, a dedupe stub replaces them."""
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    for i in range(calls):
+        msgs.append({"role": "assistant", "content": [
+            {"type": "text", "text": f"Listing {i}."},
+            {"type": "tool_use", "id": f"toolu_{i:04d}", "name": "Bash",
+             "input": {"command": "cat rows.txt"}}]})
+        msgs.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{i:04d}",
+             "content": "\n".join(f"row_{n} value {n * 7}" for n in range(200))}]})
+    return msgs
+
+
+def test_a_dedupe_stub_names_the_models_own_way_back_not_restore(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONTEXTFORK_PROXY_ADAPTIVE", "0")
+    reg, api = Registry(), anthropic.api()
+    headers = {"x-claude-code-session-id": "0b5f7a8e-1111-4222-8333-944455556666"}
+    tools = [{"name": "Bash", "input_schema": {"type": "object"}}]
+    bodies = []
+    for n in range(2, 9):
+        res = adapt(api, reg, repo.path, headers, body_of(_repeating(n), tools=tools),
+                    deadline=time.monotonic() + 60)
+        if res.body is not None:
+            bodies.append(json.loads(res.body)["messages"])
+    assert bodies, "nothing was deduplicated"
+    text = json.dumps(bodies[-1])
+    assert "already shown in" in text, "no dedupe stub in the last call"
+    assert "; restore " not in text
+    assert re.search(r"contextfork context peek --session \S+ --step \d+` gives it back", text)
+    first = json.dumps(bodies[0])
+    stub = re.search(r"\[contextfork: [^\]]*\]", first)
+    assert stub and stub.group(0) in text, "an earlier stub changed bytes"
