@@ -217,7 +217,7 @@ def _pinned(layout: StoreLayout, conn: Any) -> frozenset[int]:
     """Steps the agent pinned (``contextfork context pin``): page-in prefers them on ties."""
     if not os.path.lexists(layout.curation):
         return frozenset()  # no decision yet (most prompts): the curation module stays unloaded
-    from contextfork.curate.state import load_for_store, step_ids_of
+    from contextfork.cold.decisions import load_for_store, step_ids_of
 
     return step_ids_of(conn, load_for_store(layout.dir).pinned)
 

@@ -113,7 +113,7 @@ def check_step_id(step_id: int) -> int:
     return step_id
 
 
-#: The agent's curation decisions beside a store (contextfork.curate.state reads and writes it).
+#: The agent's curation decisions beside a store (contextfork.cold.decisions reads it, contextfork.curate edits it).
 CURATION_FILE = "curation.json"
 
 

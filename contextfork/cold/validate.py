@@ -133,7 +133,7 @@ def _check_view(conn: Any, layout: StoreLayout, policy: dict[str, Any]) -> list[
 def _curation(layout: StoreLayout) -> list[Problem]:
     """The agent's decisions beside the store (curation.json): render, fork and page-in refuse a
     damaged one, so validate names it too."""
-    from contextfork.curate.state import FILE_NAME, load_for_store
+    from contextfork.cold.decisions import FILE_NAME, load_for_store
 
     try:
         load_for_store(layout.dir)

@@ -51,7 +51,7 @@ REPORT_VERSION = "2"
 MAX_PRICE_CARD = 4 * 1024 * 1024
 
 if TYPE_CHECKING:
-    from contextfork.curate.state import Decisions
+    from contextfork.cold.decisions import Decisions
 
 
 class _M(BaseModel):

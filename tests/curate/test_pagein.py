@@ -45,7 +45,7 @@ def test_a_scan_without_decisions_never_loads_the_curation_module(repo: Repo) ->
     _store(repo)
     code = ("import sys; from contextfork.cold import api; "
             "api.scan('what ttl_seconds does the redis cache use?', repo=sys.argv[1], session='p1'); "
-            "print('contextfork.curate.state' in sys.modules)")  # fmt: skip
+            "print('contextfork.cold.decisions' in sys.modules)")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code, str(repo.path)], capture_output=True,
                          text=True, check=True).stdout.strip()  # fmt: skip
     assert out == "False"

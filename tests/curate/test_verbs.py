@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from contextfork.cold.decisions import decisions_path, load_decisions
 from contextfork.curate.api import run_verb
-from contextfork.curate.state import decisions_path, load_decisions
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
 from tests.curate.conftest import SESSION
 
