@@ -81,7 +81,7 @@ def get_context_status(
     """Footprint, breakdown, risk level and recommendation of the session, plus the git state."""
 
     def run() -> Result:
-        from contextfork.telemetry.status import build_status
+        from contextfork.status import build_status
 
         root = workspace_root(workspace)
         return build_status(transcript_arg(transcript_path), root, root)
