@@ -22,7 +22,7 @@ from contextfork.cold.identifiers import prompt_terms
 from contextfork.cold.layout import step_key
 
 
-def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:
+def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:  # noqa: C901 - complexity 17, over the cap when it came (issue 27)
     from contextfork.cold.identifiers import path_suffixes, words
     from contextfork.cold.scan import asking_terms
     from contextfork.cold.selective import path_prefixes, prefix_terms
