@@ -157,7 +157,7 @@ def check_refs(layout: StoreLayout, nodes: dict[int, dict[str, Any]]) -> list[Pr
     problems.extend(_curation(layout))
     for h in state.get("hydrated", []):
         if int(h["step_id"]) not in nodes:
-            problems.append(_err("broken_reference", f"turn state hydrates missing step {h['step_id']}",
+            problems.append(_err("broken_reference", f"turn state pages in missing step {h['step_id']}",
                                  "turn_state.json"))
     if layout.eviction_log.exists():
         problems.extend(_schema("eviction-log.schema.json", log, "eviction_log.json"))
@@ -182,7 +182,7 @@ def validate_store(layout: StoreLayout) -> list[Problem]:
     stale = [s for s, n in nodes.items() if n["policy_sha256"] != current]
     if stale:
         problems.append(Problem("warning", "policy_changed",
-                                f"{len(stale)} node(s) were folded under another hydration policy"))
+                                f"{len(stale)} node(s) were folded under another page-in policy"))
     try:
         problems.extend(check_index(layout, nodes, policy))
     except idx.UnreadableIndex as err:

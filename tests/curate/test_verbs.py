@@ -136,7 +136,7 @@ def test_a_symlinked_decisions_file_is_refused_everywhere(folded: Path, tmp_path
     with pytest.raises(IntegrityError, match="symlink"):
         run_verb(folded, SESSION, "pin", {"step": 4})
     with pytest.raises(IntegrityError, match="symlink"):
-        cold.scan("part 3 values", repo=folded, session=SESSION)
+        cold.page_in("part 3 values", repo=folded, session=SESSION)
     assert outside.read_bytes().count(b'"pinned"') == 1  # never written through
 
 
