@@ -10,16 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contextfork import layout
+from contextfork import gitstate, layout, provenance
 from contextfork.envelope import Problem, Result
 from contextfork.errors import ContextforkError
+from contextfork.package.store import list_packages
+from contextfork.package.validate import validate_package
+from contextfork.telemetry import proxystats
 from contextfork.telemetry.models import GitInfo, LatestPackage, ProxyInfo, Telemetry
+from contextfork.telemetry.report import render_text
 from contextfork.telemetry.status import load_policy, now_iso, session_telemetry
+from contextfork.transcript import load_session
+from contextfork.transcript.locate import current_transcript
 
 
 def git_info(root: Path) -> GitInfo:
-    from contextfork import gitstate
-
     head = gitstate.head(root)
     st = gitstate.status(root)
     staged = sum(1 for e in st.entries if e.kind != "u" and e.xy[:1] not in (".", "?", " "))
@@ -39,10 +43,6 @@ def git_info(root: Path) -> GitInfo:
 
 def latest_package(root: Path) -> LatestPackage | None:
     """The newest package a session would be offered (``contextfork.provenance``)."""
-    from contextfork import provenance
-    from contextfork.package.store import list_packages
-    from contextfork.package.validate import validate_package
-
     offered = (r for r in reversed(list_packages(root))
                if provenance.standing(root, r.package_id, r.path).offered)  # fmt: skip
     ref = next(offered, None)
@@ -59,8 +59,6 @@ def latest_package(root: Path) -> LatestPackage | None:
 def find_transcript(transcript: Path | None, root: Path | None, cwd: Path) -> Path | None:
     if transcript is not None:
         return transcript
-    from contextfork.transcript.locate import current_transcript
-
     for where in dict.fromkeys([cwd, *([root] if root else [])]):
         found = current_transcript(where)
         if found is not None:
@@ -89,15 +87,11 @@ def build_status(
     if path is None:
         notes.append("no transcript: pass --transcript P (no Claude Code session found here)")
     else:
-        from contextfork.transcript import load_session
-
         session = load_session(path)
         parts.update(session_telemetry(session, pol.policy, context_window=context_window))
         if root is not None and session.session_id:
-            from contextfork.telemetry import proxystats as stats
-
-            figures = stats.read(root, session.session_id)
-            parts["proxy"] = ProxyInfo(**stats.summary(figures)) if figures else None
+            figures = proxystats.read(root, session.session_id)
+            parts["proxy"] = ProxyInfo(**proxystats.summary(figures)) if figures else None
         if session.malformed_lines:
             problems.append(
                 Problem("warning", "malformed_lines",
@@ -113,6 +107,4 @@ def build_status(
             problems.append(Problem("warning", "git_state", err.one_line(), str(root)))
     telemetry = Telemetry(generated_at=now_iso(), policy=pol, git=git, notes=notes, **parts)
     data = telemetry.model_dump(mode="json")
-    from contextfork.telemetry.report import render_text
-
     return Result(command="status", data=data, problems=problems, text=render_text(data))

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from contextfork.cold import index as idx
+from contextfork.cold.decisions import FILE_NAME, load_for_store
 from contextfork.cold.evict import load_log, load_turn
 from contextfork.cold.layout import StoreLayout, policy_sha256, step_of_name
 from contextfork.cold.node import verify_node
@@ -133,8 +134,6 @@ def _check_view(conn: Any, layout: StoreLayout, policy: dict[str, Any]) -> list[
 def _curation(layout: StoreLayout) -> list[Problem]:
     """The agent's decisions beside the store (curation.json): render, fork and page-in refuse a
     damaged one, so validate names it too."""
-    from contextfork.cold.decisions import FILE_NAME, load_for_store
-
     try:
         load_for_store(layout.dir)
     except IntegrityError as err:
