@@ -107,11 +107,11 @@ def bench_size(n: int, runs: int) -> None:
         store = repo / ".contextfork" / "cold" / "bench"
         build = build_bulk(store, n)
         prompts = _prompts(runs)
-        api.scan(prompts[0], store_dir=store)  # warm the page cache
+        api.page_in(prompts[0], store_dir=store)  # warm the page cache
         ins = []
         for p in prompts:
             t = time.perf_counter()
-            api.scan(p, store_dir=store)
+            api.page_in(p, store_dir=store)
             ins.append(time.perf_counter() - t)
         cli, cli_served = [], []
         for p in prompts[: max(5, runs // 2)]:

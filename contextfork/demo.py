@@ -78,7 +78,7 @@ def _session_path(ctx: DemoContext) -> Path:
 def _step_badge(ctx: DemoContext) -> str:
     """The statusLine badge of the embedded sample session (telemetry from recorded usage)."""
     from contextfork.harness.sample_session import write_transcript
-    from contextfork.telemetry.status import build_status
+    from contextfork.status import build_status
 
     transcript = write_transcript(_session_path(ctx), ctx.root)
     res = build_status(transcript, ctx.root, ctx.root)

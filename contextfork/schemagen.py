@@ -20,7 +20,7 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     "session-metadata.schema.json": ("contextfork.package.models", "SessionMetadata", "IPSF-1.2 session_metadata.json"),
     "session-handoff.schema.json": ("contextfork.package.models", "Handoff", "IPSF-1.2 6-part handoff.json"),
     "handoff-input.schema.json": ("contextfork.package.models", "HandoffInput", "Agent-supplied handoff parts (--handoff FILE)"),
-    "consumed-state.schema.json": ("contextfork.lifecycle.models", "ConsumedState", "Who resumed a package and when (<id>.state.json beside the package)"),
+    "consumed-state.schema.json": ("contextfork.resume.models", "ConsumedState", "Who resumed a package and when (<id>.state.json beside the package)"),
     "git-hooks-config.schema.json": ("contextfork.lifecycle.models", "GitHookConfig", "contextfork git hooks configuration (.contextfork/git-hooks.json)"),
     "context-policy.schema.json": ("contextfork.telemetry.models", "Policy", "contextfork .contextfork/policy.json"),
     "context-telemetry.schema.json": ("contextfork.telemetry.models", "Telemetry", "contextfork status --json data (telemetry)"),

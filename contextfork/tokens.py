@@ -1,6 +1,6 @@
 """Token counting: one exact tokenizer (o200k_base), loaded once and only when really needed.
 
-Loading the encoding costs ~0.2-0.3 s, so hot paths (hooks, scans) must use counts cached at
+Loading the encoding costs ~0.2-0.3 s, so hot paths (hooks, page-in) must use counts cached at
 fold time instead of calling ``count_tokens``; ``estimate_tokens`` is the labelled cheap guess.
 """
 

@@ -4,6 +4,10 @@ A function-local import hides a cycle from Python but not from a reader: the two
 need each other. Counting those imports too means a shared piece has to move to a lower module
 (as ``lifecycle/notes.py``, ``forkstub.py``, ``jinjafilters.py`` and
 ``package/handoff_input.py`` did) instead of being imported late.
+
+The same holds one level up: the first-level packages (``cold``, ``render``, ``curate``…, a
+top-level module counting as its own) form layers, so no package reaches back into one that
+imports it, however late the import (issue 27).
 """
 
 from __future__ import annotations
@@ -122,6 +126,62 @@ def _describe(graph: dict[str, set[str]], comps: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def package_graph(
+    graph: dict[str, set[str]], *, ignore: frozenset[tuple[str, str]] = frozenset()
+) -> dict[str, set[str]]:
+    """First-level package (or top-level module) → the ones it imports, ``ignore``d module
+    edges left out: ``contextfork.cold.api`` → ``contextfork.render.fold`` is ``cold`` →
+    ``render``."""
+
+    def first(mod: str) -> str:
+        parts = mod.split(".")
+        return parts[1] if len(parts) > 1 else parts[0]
+
+    out: dict[str, set[str]] = {first(m): set() for m in graph}
+    for mod, deps in graph.items():
+        out[first(mod)] |= {first(d) for d in deps if (mod, d) not in ignore} - {first(mod)}
+    return out
+
+
+#: Module edges that still close a cycle between packages, each with the change that removes it.
+#: The harness split (issue 27) moves these; no edge may be added here.
+PENDING = frozenset({
+    # slice's fork exports through harness's brief, and harness's hooks and MCP server call slice
+    ("contextfork.slice.fork", "contextfork.harness.briefs"),
+})
+
+
+def _describe_packages(graph: dict[str, set[str]], comps: list[list[str]]) -> str:
+    def first(mod: str) -> str:
+        parts = mod.split(".")
+        return parts[1] if len(parts) > 1 else parts[0]
+
+    lines = []
+    for comp in comps:
+        inside = set(comp)
+        lines.append(" <-> ".join(comp))
+        lines += [f"    {a} -> {b}" for a in sorted(graph) for b in sorted(graph[a])
+                  if first(a) in inside and first(b) in inside and first(a) != first(b)
+                  and (a, b) not in PENDING]  # fmt: skip
+    return "\n".join(lines)
+
+
+def test_packages_form_layers_counting_function_local_imports() -> None:
+    graph = import_graph(PKG, local=True)
+    comps = cycles(package_graph(graph, ignore=PENDING))
+    assert comps == [], _describe_packages(graph, comps)
+
+
+def test_every_pending_edge_still_exists_and_still_closes_a_cycle() -> None:
+    """An edge that was moved (or no longer closes a cycle) leaves the list: it only shrinks."""
+    graph = import_graph(PKG, local=True)
+    for edge in sorted(PENDING):
+        assert edge[1] in graph[edge[0]], f"{edge} is gone: remove it from PENDING"
+        assert cycles(package_graph(graph, ignore=PENDING - {edge})), (
+            f"{edge} no longer closes a cycle between packages: remove it from PENDING"
+        )
+
+
 def test_module_level_imports_form_no_cycle() -> None:
     graph = import_graph(PKG, local=False)
     assert cycles(graph) == [], _describe(graph, cycles(graph))
@@ -141,3 +201,22 @@ def test_the_cycle_check_finds_a_cycle_hidden_in_a_function(tmp_path: Path) -> N
     (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from demo import a\n")
     assert cycles(import_graph(pkg, local=False)) == []
     assert cycles(import_graph(pkg, local=True)) == [["demo.a", "demo.b"]]
+
+
+def test_the_package_check_finds_a_cycle_that_no_module_closes(tmp_path: Path) -> None:
+    """a.x → b.y and b.z → a.w: no module cycle, but package a needs b and b needs a."""
+    pkg = tmp_path / "demo"
+    for sub in ("a", "b"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "x.py").write_text("from demo.b import y\n")
+    (pkg / "b" / "y.py").write_text("")
+    (pkg / "b" / "z.py").write_text("def f():\n    from demo.a import w\n")
+    (pkg / "a" / "w.py").write_text("")
+    (pkg / "top.py").write_text("from demo.a import x\n")
+    graph = import_graph(pkg, local=True)
+    assert cycles(graph) == []
+    assert cycles(package_graph(graph)) == [["a", "b"]]
+    assert cycles(package_graph(graph, ignore=frozenset({("demo.b.z", "demo.a.w")}))) == []
+    assert cycles(package_graph(import_graph(pkg, local=False))) == []

@@ -39,9 +39,9 @@ def test_json_output_of_commands_matches_the_envelope_schema(repo: Repo) -> None
 
 def test_a_real_curation_file_matches_its_schema_and_model(repo: Repo, tmp_path: Path) -> None:
     from contextfork.cold.api import fold_session
+    from contextfork.cold.decisions import decisions_path
     from contextfork.curate.api import run_verb
     from contextfork.curate.models import CurationFile
-    from contextfork.curate.state import decisions_path
     from tests.curate.conftest import synthetic_records
     from tests.transcript.builders import write_jsonl
 

@@ -96,15 +96,15 @@ _TEXT_ARG = {"ignore_unknown_options": True}
 @guarded("fold scan")
 def scan_cmd(
     prompt: Annotated[str, typer.Argument(help="The user's prompt.")],
-    context: Annotated[bool, typer.Option("--context", help="Print only the hydrated context blocks.")] = False,
+    context: Annotated[bool, typer.Option("--context", help="Print only the paged-in context blocks.")] = False,
     session: SessionOpt = None,
     repo: RepoOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Passive pre-turn scan: start a new turn and hydrate the steps the prompt needs (RGSC)."""
+    """Passive pre-turn page-in: start a new turn and page in the steps the prompt needs (RGSC)."""
     from contextfork.cold import api
 
-    result = api.scan(prompt, repo=repo, session=session, named_store_required=True)
+    result = api.page_in(prompt, repo=repo, session=session, named_store_required=True)
     if context and not as_json:
         result.text = result.data["context"]
     emit(result, as_json)
@@ -131,13 +131,13 @@ def hydrate_cmd(step: StepArg, session: SessionOpt = None, repo: RepoOpt = None,
     """Verified bytes of one step into the current turn, capped per call and per turn."""
     from contextfork.cold import api
 
-    emit(api.hydrate(_step(step), repo=repo, session=session), as_json)
+    emit(api.page_in_step(_step(step), repo=repo, session=session), as_json)
 
 
 @fold_app.command("evict")
 @guarded("fold evict")
 def evict_cmd(step: StepArg, session: SessionOpt = None, repo: RepoOpt = None, as_json: JsonOpt = False) -> None:
-    """Evict exactly one hydrated step from the current turn (logged; the cold bytes stay)."""
+    """Evict exactly one paged-in step from the current turn (logged; the cold bytes stay)."""
     from contextfork.cold import api
 
     emit(api.evict(_step(step), repo=repo, session=session), as_json)
@@ -155,7 +155,7 @@ def show_cmd(step: StepArg, session: SessionOpt = None, repo: RepoOpt = None, as
 @fold_app.command("status")
 @guarded("fold status")
 def status_cmd(session: SessionOpt = None, repo: RepoOpt = None, as_json: JsonOpt = False) -> None:
-    """Nodes, tokens, bytes, the current turn's hydration, index freshness."""
+    """Nodes, tokens, bytes, the current turn's page-in, index freshness."""
     from contextfork.cold import api
 
     emit(api.status(repo=repo, session=session), as_json)

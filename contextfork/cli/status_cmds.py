@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Context telemetry of a session (badge, metrics, risk) and the git state."""
-        from contextfork.telemetry.status import build_status
+        from contextfork.status import build_status
 
         emit(build_status(transcript, repo, Path.cwd(), context_window=context_window), as_json)
 

@@ -1,8 +1,8 @@
 """The cold store's Python API: what the CLI, the hooks, the MCP server and the renderer call.
 
 Every function takes where the store is (``repo``/``session`` or an explicit ``store_dir``)
-and returns a ``contextfork.envelope.Result`` with plain JSON-able ``data``. ``scan`` and
-``hydrate`` import neither pydantic nor the tokenizer (token counts are cached at fold time).
+and returns a ``contextfork.envelope.Result`` with plain JSON-able ``data``. ``page_in`` and
+``page_in_step`` import neither pydantic nor the tokenizer (token counts are cached at fold time).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 
 from contextfork.cold import index as idx
 from contextfork.cold.evict import begin_turn, evict_one, load_turn, save_turn
-from contextfork.cold.hydrate import body_of, hydrate_one, record, render_block, window_body
 from contextfork.cold.layout import (
     StoreLayout,
     check_step_id,
@@ -27,6 +26,7 @@ from contextfork.cold.layout import (
     store_lock,
 )
 from contextfork.cold.node import build_node
+from contextfork.cold.pagein import body_of, page_in_one, record, render_block, window_body
 from contextfork.cold.store import fold_node, load_policy, policy_notice, read_node
 from contextfork.envelope import Problem, Result
 from contextfork.errors import NotFoundError, UsageError
@@ -175,7 +175,7 @@ def _render_picks(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Each pick as the block that is injected (content, verified windows or summary), in
     selection order; a pick that does not fit ``char_budget`` is shrunk to windows or left out
-    (and then is not recorded as hydrated). In a ``pulled`` session a node its record does not
+    (and then is not recorded as paged in). In a ``pulled`` session a node its record does not
     list as it is now (rewritten and re-hashed after the pull, or added since) is left out."""
     shown: list[dict[str, Any]] = []
     left_out: list[dict[str, Any]] = []
@@ -217,24 +217,25 @@ def _pinned(layout: StoreLayout, conn: Any) -> frozenset[int]:
     """Steps the agent pinned (``contextfork context pin``): page-in prefers them on ties."""
     if not os.path.lexists(layout.curation):
         return frozenset()  # no decision yet (most prompts): the curation module stays unloaded
-    from contextfork.curate.state import load_for_store, step_ids_of
+    from contextfork.cold.decisions import load_for_store, step_ids_of
 
     return step_ids_of(conn, load_for_store(layout.dir).pinned)
 
 
-def scan(
+def page_in(
     prompt: str, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None,
     char_budget: int | None = None, named_store_required: bool = False, live: Any = None,
 ) -> Result:
-    """The passive pre-turn scan: starts a new turn (evicting the last) and hydrates by RGSC.
+    """The passive pre-turn page-in (``fold scan``): starts a new turn (evicting the last) and
+    pages in what the prompt needs, chosen by RGSC.
 
     One budget in tokens (the policy's per-call and per-turn caps) selects; ``char_budget``
     (the prompt hook's output limit) only decides what of the selection is shown, and only what
-    is shown is recorded as hydrated. ``live`` (a ``cold.origin.LiveView``) names what the
+    is shown is recorded as paged in. ``live`` (a ``cold.origin.LiveView``) names what the
     harness already shows the model; those steps are never paged in.
     """
     from contextfork.cold.origin import Peek
-    from contextfork.cold.scan import select
+    from contextfork.cold.selection import select
 
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
@@ -302,14 +303,14 @@ def recall(
     return Result("fold recall", data=data, text="\n".join(lines) or "(no match)")
 
 
-def hydrate(
+def page_in_step(
     step_id: int, *, repo: Path | None = None, session: str | None = None, store_dir: Path | None = None
 ) -> Result:
     layout = _existing(repo, session, store_dir)
     check_step_id(step_id)
     policy = load_policy(layout)
     with store_lock(layout):
-        data = hydrate_one(layout, policy, step_id)
+        data = page_in_one(layout, policy, step_id)
     with idx.opened(layout) as conn:
         row = idx.node_rows(conn, [step_id]).get(step_id)
     data["superseded_by"] = row["superseded_by"] if row else None

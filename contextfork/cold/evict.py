@@ -1,8 +1,9 @@
-"""The eviction log and the per-turn hydration state.
+"""The eviction log and the per-turn page-in state.
 
-Hydrated nodes live for one turn: the next scan evicts them (reason ``turn_end``), and
-``fold evict STEP`` evicts exactly one step now (reason ``explicit``). Eviction never touches
-the cold node: the bytes stay in the store and can be hydrated again. Every eviction is logged.
+Paged-in nodes live for one turn: the next page-in by prompt evicts them (reason
+``turn_end``), and ``fold evict STEP`` evicts exactly one step now (reason ``explicit``).
+Eviction never touches the cold node: the bytes stay in the store and can be paged in again.
+Every eviction is logged.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _count(value: Any) -> bool:
 
 def turn_problems(state: dict[str, Any], session_id: str) -> list[str]:
     """Why a turn state cannot be used (empty when it can): every field is read as a number or a
-    list by scan, hydrate and evict, and written back into the eviction log."""
+    list by page-in and evict, and written back into the eviction log."""
     out = []
     if state.get("state_version") != STATE_VERSION:
         out.append(f"state_version is {state.get('state_version')!r}, expected {STATE_VERSION}")
@@ -57,11 +58,11 @@ def turn_problems(state: dict[str, Any], session_id: str) -> list[str]:
     for key in ("turn", "calls", "tokens_used"):
         if not _count(state.get(key)):
             out.append(f"{key} must be a non-negative integer (got {state.get(key, 'nothing')!r})")
-    hydrated = state.get("hydrated")
-    if not isinstance(hydrated, list):
-        out.append(f"hydrated must be a list (got {type(hydrated).__name__})")
+    paged = state.get("hydrated")  # the file's key for the paged-in steps (and the output's)
+    if not isinstance(paged, list):
+        out.append(f"hydrated must be a list (got {type(paged).__name__})")
         return out
-    for i, h in enumerate(hydrated):
+    for i, h in enumerate(paged):
         ok = (isinstance(h, dict) and _count(h.get("step_id")) and _count(h.get("tokens"))
               and isinstance(h.get("mode"), str) and _count(h.get("call")))  # fmt: skip
         if not ok:
@@ -125,7 +126,7 @@ def log_evictions(layout: StoreLayout, turn: int, items: list[dict[str, Any]], r
 
 
 def begin_turn(layout: StoreLayout) -> dict[str, Any]:
-    """Evict everything hydrated last turn, then open a fresh turn with a full budget."""
+    """Evict everything paged in last turn, then open a fresh turn with a full budget."""
     state = load_turn(layout)
     log_evictions(layout, int(state["turn"]), list(state["hydrated"]), "turn_end")
     state.update(turn=int(state["turn"]) + 1, calls=0, tokens_used=0, hydrated=[])
@@ -133,14 +134,14 @@ def begin_turn(layout: StoreLayout) -> dict[str, Any]:
 
 
 def evict_one(layout: StoreLayout, step_id: int) -> dict[str, Any]:
-    """Evict exactly one hydrated step; others in the turn are untouched."""
+    """Evict exactly one paged-in step; others in the turn are untouched."""
     state = load_turn(layout)
-    hydrated: list[dict[str, Any]] = state["hydrated"]
-    keep = [h for h in hydrated if int(h["step_id"]) != step_id]
-    gone = [h for h in hydrated if int(h["step_id"]) == step_id]
+    paged: list[dict[str, Any]] = state["hydrated"]
+    keep = [h for h in paged if int(h["step_id"]) != step_id]
+    gone = [h for h in paged if int(h["step_id"]) == step_id]
     if not gone:
         return {"step_id": step_id, "status": "not_hydrated", "turn": state["turn"],
-                "still_hydrated": [int(h["step_id"]) for h in hydrated]}
+                "still_hydrated": [int(h["step_id"]) for h in paged]}
     entries = log_evictions(layout, int(state["turn"]), gone, "explicit")
     state["hydrated"] = keep
     save_turn(layout, state)

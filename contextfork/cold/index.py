@@ -1,6 +1,6 @@
-"""The inverted index scans use: sqlite3 (stdlib), so lookups follow the prompt's terms.
+"""The inverted index page-in uses: sqlite3 (stdlib), so lookups follow the prompt's terms.
 
-A scan reads the vocabulary range and the postings of the prompt's few terms, never every node;
+A page-in reads the vocabulary range and the postings of the prompt's few terms, never every node;
 a fold inserts one node's rows in one transaction instead of rewriting a whole JSON index, so
 its cost (and memory) stays flat as the store grows. The IPCF ``recall_index.json`` is a view
 exported from here (``export_ipcf_view``): automatically after each fold while the store has at

@@ -6,8 +6,8 @@ Layout (IPCF-compatible, under ``<repo>/.contextfork/cold/<session_id>/``)::
     recall_index.json             IPCF view of the index (see index.export_ipcf_view)
     hydration_policy.json         caps and matching rules; its hash enters every projection
     eviction_log.json             every eviction, in order
-    turn_state.json               what is hydrated in the current turn (ours, not IPCF)
-    index.sqlite3                 the inverted index scans actually use (ours, not IPCF)
+    turn_state.json               what is paged in in the current turn (ours, not IPCF)
+    index.sqlite3                 the inverted index page-in actually uses (ours, not IPCF)
     .lock                         filelock lock serialising writers across processes
 
 Containment is checked on every open, whatever the policy says: the session id must be a plain
@@ -112,7 +112,7 @@ def check_step_id(step_id: int) -> int:
     return step_id
 
 
-#: The agent's curation decisions beside a store (contextfork.curate.state reads and writes it).
+#: The agent's curation decisions beside a store (contextfork.cold.decisions reads it, contextfork.curate edits it).
 CURATION_FILE = "curation.json"
 
 
@@ -206,7 +206,7 @@ def store_lock(layout: StoreLayout) -> Iterator[None]:
 
     ``filelock``: flock on POSIX, ``LockFileEx`` on Windows, and a lock file opened without
     following a symlink. Imported here, not at module level: only a store that is written pays
-    for it (~10 ms; the prompt hook's scan records what it hydrated, so it pays it too).
+    for it (~10 ms; the prompt hook's page-in records what it paged in, so it pays it too).
     """
     from filelock import FileLock  # lazy: hot path (importing the store stays cheap)
 

@@ -1,6 +1,6 @@
 """pydantic models of every file the cold store writes (the schemas in schemas/ mirror them).
 
-The hot path (scan/hydrate from hooks) works on plain dicts and never imports this module;
+The hot path (page-in from hooks) works on plain dicts and never imports this module;
 ``validate`` and the tests use these models to check real files.
 """
 

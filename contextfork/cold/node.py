@@ -1,6 +1,6 @@
 """A cold node as plain data: build it once at fold time, verify all three identities on read.
 
-Plain dicts (not pydantic) so the scan/hydrate path that hooks use stays free of heavy imports;
+Plain dicts (not pydantic) so the page-in path that hooks use stays free of heavy imports;
 ``models.ColdNode`` describes the same shape for validation and the JSON Schema test.
 
 Identities (IPCF-1.1):

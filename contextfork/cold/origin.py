@@ -36,7 +36,7 @@ SCAN_LIMIT = 48  # nodes read from each end before giving up on an origin / a ch
 
 
 class Peek:
-    """Unverified reads of node files for ranking, cached for one scan."""
+    """Unverified reads of node files for ranking, cached for one page-in."""
 
     def __init__(self, layout: StoreLayout) -> None:
         self.layout = layout

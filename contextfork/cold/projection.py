@@ -7,7 +7,7 @@ de-duplicated, sorted identifiers, files, commands and errors, plus the SHA-256 
 folding policy — as canonical JSON. The four term lists use the specification's extraction
 rules (below), which are deliberately simpler than the recall index's own terms
 (``identifiers.extract``: full-extension files, prefixes, error names): those richer terms are
-kept in the node outside the projection (``index_terms``) and drive our scan.
+kept in the node outside the projection (``index_terms``) and drive our page-in.
 
 The policy hash is taken over the IPCF view of our policy (the fields the specification
 names, with our caps in them), so a store on default caps hashes like the reference default.
@@ -102,7 +102,7 @@ def normative_terms(summary: str, content: str) -> dict[str, list[str]]:
 
 
 def ipcf_policy_view(policy: dict[str, Any]) -> dict[str, Any]:
-    """Our hydration policy in the specification's field names (what a peer hashes)."""
+    """Our page-in policy in the specification's field names (what a peer hashes)."""
     return {
         "policy_version": "1.1",
         "max_rehydration_tokens_per_call": policy.get("per_call_token_cap", 3000),

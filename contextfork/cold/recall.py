@@ -9,7 +9,7 @@ Stop words and words common in the store never count (cold/selective.py); a path
 matches the files it begins, a path's tail the files it ends. Labels: ``superseded``
 (a newer step owns its intent), ``related`` (matched only through a prefix partner),
 ``historical`` (a newer step matches the same terms or more), otherwise ``latest``. Recall
-costs no prompt tokens and hydrates nothing.
+costs no prompt tokens and pages in nothing.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from contextfork.cold.identifiers import prompt_terms
 from contextfork.cold.layout import step_key
 
 
-def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:
+def recall(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:  # noqa: C901 - complexity 17, over the cap when it came (issue 27)
     from contextfork.cold.identifiers import path_suffixes, words
-    from contextfork.cold.scan import asking_terms
+    from contextfork.cold.selection import asking_terms
     from contextfork.cold.selective import path_prefixes, prefix_terms
 
     asked = prompt_terms(query)

@@ -1,7 +1,7 @@
 """The IPCF-1.1 reference scenario (SPEC §6): eight folded turns of a refactoring session.
 
 The PostgreSQL port goes 5433 → 5434 → back to 5433; migration V12 is applied, rolled back,
-patched and re-applied; a final review closes. Asking ``REFERENCE_QUESTION`` must hydrate the
+patched and re-applied; a final review closes. Asking ``REFERENCE_QUESTION`` must page in the
 newest port step (5), the re-applied migration (7) and the rollback that explains it (4), and
 never the superseded port steps (1, 2). Used by the tests and by ``contextfork demo``.
 """

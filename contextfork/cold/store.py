@@ -61,7 +61,7 @@ class FoldOutcome:
 
 
 def load_policy(layout: StoreLayout) -> dict[str, Any]:
-    """The store's hydration policy (defaults when the store has none yet)."""
+    """The store's page-in policy, ``hydration_policy.json`` (defaults when the store has none yet)."""
     p = layout.policy_file
     if p.is_symlink():
         raise IntegrityError(f"{p} is a symlink", hint="the policy must be a plain file")
@@ -70,9 +70,9 @@ def load_policy(layout: StoreLayout) -> dict[str, Any]:
     try:
         data = json.loads(p.read_bytes())
     except (OSError, json.JSONDecodeError) as err:
-        raise IntegrityError(f"{p}: unreadable hydration policy ({err})") from err
+        raise IntegrityError(f"{p}: unreadable page-in policy ({err})") from err
     if not isinstance(data, dict):
-        raise IntegrityError(f"{p}: hydration policy is not an object")
+        raise IntegrityError(f"{p}: page-in policy is not an object")
     bad = policy_problems(data)
     if bad:
         raise IntegrityError(

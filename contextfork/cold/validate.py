@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from contextfork.cold import index as idx
+from contextfork.cold.decisions import FILE_NAME, load_for_store
 from contextfork.cold.evict import load_log, load_turn
 from contextfork.cold.layout import StoreLayout, policy_sha256, step_of_name
 from contextfork.cold.node import verify_node
@@ -133,8 +134,6 @@ def _check_view(conn: Any, layout: StoreLayout, policy: dict[str, Any]) -> list[
 def _curation(layout: StoreLayout) -> list[Problem]:
     """The agent's decisions beside the store (curation.json): render, fork and page-in refuse a
     damaged one, so validate names it too."""
-    from contextfork.curate.state import FILE_NAME, load_for_store
-
     try:
         load_for_store(layout.dir)
     except IntegrityError as err:
@@ -157,7 +156,7 @@ def check_refs(layout: StoreLayout, nodes: dict[int, dict[str, Any]]) -> list[Pr
     problems.extend(_curation(layout))
     for h in state.get("hydrated", []):
         if int(h["step_id"]) not in nodes:
-            problems.append(_err("broken_reference", f"turn state hydrates missing step {h['step_id']}",
+            problems.append(_err("broken_reference", f"turn state pages in missing step {h['step_id']}",
                                  "turn_state.json"))
     if layout.eviction_log.exists():
         problems.extend(_schema("eviction-log.schema.json", log, "eviction_log.json"))
@@ -182,7 +181,7 @@ def validate_store(layout: StoreLayout) -> list[Problem]:
     stale = [s for s, n in nodes.items() if n["policy_sha256"] != current]
     if stale:
         problems.append(Problem("warning", "policy_changed",
-                                f"{len(stale)} node(s) were folded under another hydration policy"))
+                                f"{len(stale)} node(s) were folded under another page-in policy"))
     try:
         problems.extend(check_index(layout, nodes, policy))
     except idx.UnreadableIndex as err:

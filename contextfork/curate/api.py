@@ -15,11 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from contextfork.cold.decisions import Brief, Decisions, load_decisions, save_decisions
 from contextfork.cold.layout import store_lock
 from contextfork.curate.args import VERBS, brief_text, steps_of, target_keys
 from contextfork.curate.index import FoldIndex, open_index
 from contextfork.curate.peek import peek
-from contextfork.curate.state import Brief, Decisions, load_decisions, save_decisions
 from contextfork.envelope import Result
 from contextfork.errors import UsageError
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from contextfork.cold.decisions import BRIEF_CAP as BRIEF_MAX_CHARS
 from contextfork.curate.index import FoldIndex, StepEntry
 from contextfork.errors import UsageError
-from contextfork.render.fold import BRIEF_CAP as BRIEF_MAX_CHARS  # a note's cap in the renderer
 
 #: The verbs, in the order help lists them (the CLI, the MCP tool and pi's tool take the same).
 VERBS = ("status", "peek", "expand", "refold", "pin", "unpin", "brief", "reboundary", "unmark")

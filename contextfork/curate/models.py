@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contextfork.render.fold import BRIEF_CAP
+from contextfork.cold.decisions import BRIEF_CAP
 
 
 class _Strict(BaseModel):

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from contextfork.cold.decisions import Decisions
 from contextfork.curate.index import FoldIndex
-from contextfork.curate.state import Decisions
 from contextfork.errors import UsageError
 
 POLICIES = ("epoch", "refold")

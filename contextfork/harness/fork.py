@@ -163,7 +163,7 @@ def fork_session(
         )
     info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
     new_id = str(uuid.uuid4())
-    from contextfork.curate.state import load_decisions
+    from contextfork.cold.decisions import load_decisions
 
     plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars,
                       decisions=load_decisions(repo, orig_id))

@@ -24,7 +24,7 @@ from contextfork.forkstub import STUB_PREFIX, stub_text
 from contextfork.hashing import sha256_text
 
 if TYPE_CHECKING:
-    from contextfork.curate.state import Decisions
+    from contextfork.cold.decisions import Decisions
     from contextfork.transcript.model import Session
 
 STUB_MIN_CHARS = 2_000

@@ -211,7 +211,7 @@ def _hydrated_nodes(
         from contextfork.cold.origin import live_view  # lazy: hot path
 
         live = live_view(hook.transcript)
-    res = cold_api.scan(hook.prompt, store_dir=store.dir, char_budget=char_budget, live=live)
+    res = cold_api.page_in(hook.prompt, store_dir=store.dir, char_budget=char_budget, live=live)
     nodes = []
     for pick, block in zip(res.data["selected"], res.data["blocks"], strict=True):
         summary = " ".join(str(pick["summary"]).split())

@@ -81,7 +81,7 @@ def get_context_status(
     """Footprint, breakdown, risk level and recommendation of the session, plus the git state."""
 
     def run() -> Result:
-        from contextfork.telemetry.status import build_status
+        from contextfork.status import build_status
 
         root = workspace_root(workspace)
         return build_status(transcript_arg(transcript_path), root, root)
@@ -305,7 +305,7 @@ def scan_context(prompt: str, session_id: str, workspace: str | None = None) -> 
         from contextfork.cold import api
 
         root = workspace_root(workspace)
-        return api.scan(prompt, repo=root, session=session_arg(session_id))
+        return api.page_in(prompt, repo=root, session=session_arg(session_id))
 
     return call_tool(run)
 
@@ -342,7 +342,7 @@ def hydrate_step(step: int, session_id: str, workspace: str | None = None) -> di
         root = workspace_root(workspace)
         sid = session_arg(session_id)
         try:
-            return api.hydrate(step, repo=root, session=sid)
+            return api.page_in_step(step, repo=root, session=sid)
         except NotFoundError as err:
             if not _in_render_store(root, step, sid):
                 raise

@@ -25,10 +25,10 @@ from typing import Any, NamedTuple
 
 from contextfork import layout, provenance
 from contextfork.errors import UnsafeStateDir
+from contextfork.transcript.origin import forked_from
 
 # A package exported by these triggers belongs to the session named in its metadata.
 CLAIMING_TRIGGERS = frozenset({"fork", "pre-compact"})
-_HEAD_BYTES = 64 * 1024
 
 
 class Offer(NamedTuple):
@@ -119,28 +119,6 @@ def fork_record(root: Path, session_id: str) -> dict[str, Any] | None:
     except Exception:  # noqa: BLE001 - a hostile id is simply no record
         return None
     return data if isinstance(data, dict) else None
-
-
-def forked_from(transcript: Path | None) -> str | None:
-    """The session a Claude Code transcript was copied from (``forkedFrom`` on its first line)."""
-    if transcript is None:
-        return None
-    try:
-        with open(transcript, "rb") as fh:
-            head = fh.read(_HEAD_BYTES)
-    except OSError:
-        return None
-    for raw in head.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            return None
-        origin = obj.get("forkedFrom") if isinstance(obj, dict) else None
-        sid = origin.get("sessionId") if isinstance(origin, dict) else None
-        return sid if isinstance(sid, str) and sid else None
-    return None
 
 
 def lineage(root: Path, session_id: str, transcript: Path | None) -> list[str]:

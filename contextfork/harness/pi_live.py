@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from contextfork.curate.state import Decisions
+from contextfork.cold.decisions import Decisions
 from contextfork.harness.pi_messages import LiveSteps, build_plan, check_plan, ephemeral_peeks
 from contextfork.render.engine import ReFoldRenderer, View
 from contextfork.render.policies import Policy, policy

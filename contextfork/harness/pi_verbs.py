@@ -79,7 +79,7 @@ def run(sess: LiveSession, verb: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def load(sess: LiveSession) -> None:
     """The durable decisions of this session's store, into the live renderer."""
-    from contextfork.curate.state import load_decisions
+    from contextfork.cold.decisions import load_decisions
 
     if sess.root is None:
         return

@@ -21,11 +21,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork import gitstate, layout
 from contextfork.errors import UsageError
 from contextfork.lifecycle.notes import NOTE_KEY, note_text, parse_note
+
+if TYPE_CHECKING:  # the hook's own path never loads it
+    from contextfork.envelope import Result
 
 MARKER = "contextfork-managed-hook: v1"
 HOOKS = ("pre-commit", "post-commit")
@@ -136,7 +139,7 @@ def _plan(hook: str, path: Path, legacy: Path) -> tuple[str, Path]:
     return "top", path
 
 
-def install(root: Path, *, strict: bool = False, keep: int = 20) -> Any:
+def install(root: Path, *, strict: bool = False, keep: int = 20) -> Result:
     """Install both hooks; returns an envelope ``Result``."""
     from contextfork import atomic  # lazy: hot path
     from contextfork.envelope import Result  # lazy: hot path
@@ -181,7 +184,7 @@ def install(root: Path, *, strict: bool = False, keep: int = 20) -> Any:
     return Result("hooks install", data=data, text="\n".join(lines))
 
 
-def uninstall(root: Path) -> Any:
+def uninstall(root: Path) -> Result:
     """Remove our scripts wherever they are (<hook> or <hook>.legacy) and restore the rest."""
     from contextfork.envelope import Problem, Result  # lazy: hot path
 

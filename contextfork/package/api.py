@@ -9,6 +9,7 @@ from contextfork import gitstate, layout
 from contextfork.envelope import Result
 from contextfork.errors import ExitCode, UsageError
 from contextfork.package import store
+from contextfork.transcript.origin import forked_from
 
 if TYPE_CHECKING:  # validate must not pay for importing the export machinery
     from contextfork.package.export import ExportOptions
@@ -145,8 +146,6 @@ def export_from_options(
     )
     opts.cold_store_refs = _cold_refs(loc.root, session or (opts.seed or {}).get("session_id"))
     if transcript is not None and opts.transcript is not None:  # a fork's stubs point at its origin
-        from contextfork.harness.pairing import forked_from
-
         origin = forked_from(Path(opts.transcript))
         opts.cold_store_refs += [r for r in _cold_refs(loc.root, origin)
                                  if r not in opts.cold_store_refs]  # fmt: skip

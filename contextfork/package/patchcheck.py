@@ -111,7 +111,7 @@ def _apply_error(
     return gitstate.apply_check(root, head, patch_file.read_bytes())[0]
 
 
-def _check_main(
+def _check_main(  # noqa: C901 - complexity 16, over the cap when it came (issue 27)
     root: Path | None,
     patch_file: Path,
     info: checks.PatchInfo | None,

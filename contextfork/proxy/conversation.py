@@ -201,7 +201,7 @@ class Conversation:
         sess = self.session
         if sess.root is None:
             return
-        from contextfork.curate.state import decisions_path
+        from contextfork.cold.decisions import decisions_path
 
         try:
             st = os.stat(decisions_path(sess.root, sess.store_session()))

@@ -16,7 +16,7 @@ from contextfork.render.policies import Policy
 from contextfork.transcript.model import Session
 
 if TYPE_CHECKING:
-    from contextfork.curate.state import Decisions
+    from contextfork.cold.decisions import Decisions
 
 
 class Renderer(Protocol):

@@ -18,7 +18,7 @@ from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
 if TYPE_CHECKING:
-    from contextfork.curate.state import Decisions
+    from contextfork.cold.decisions import Decisions
 
 
 def _ctx(ctx: object) -> str:
@@ -55,7 +55,7 @@ def _cold_layout(
 def _decisions(layout: StoreLayout | None, name: str | None) -> Decisions | None:
     """The agent's curation of the session (``contextfork context ... --session NAME``: the
     harness's session id, or the --session given here), honoured by the render."""
-    from contextfork.curate.state import load_decisions
+    from contextfork.cold.decisions import load_decisions
     from contextfork.sessionids import check_session_id
 
     if layout is None or not name:

@@ -37,7 +37,7 @@ from contextfork.tokens import estimate_tokens
 from contextfork.transcript.model import Session
 
 if TYPE_CHECKING:
-    from contextfork.curate.state import Decisions
+    from contextfork.cold.decisions import Decisions
 
 
 @dataclass

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from contextfork.cold.decisions import BRIEF_CAP
 from contextfork.render.messages import StepMessages
 
 # As ``^\s*PROGRESS:\s*(.+?)\s*$`` and ``^\s*STALE:\s*([0-9][0-9,\s\-–]*)$``, in linear time: a
@@ -25,7 +26,6 @@ REMINDER = (
     "[contextfork: begin each reply with `PROGRESS: <one line>` and `STALE: <steps>` "
     "(finished steps from the last few); `restore N` brings a folded step back]"
 )
-BRIEF_CAP = 2000
 BRIEF_LIMIT = 400  # characters of one step's brief
 IDS_LIMIT = 1400  # characters of first-shown names above which a step is reference material
 

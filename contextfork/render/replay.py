@@ -50,7 +50,7 @@ from contextfork.transcript.model import Session
 MAX_PRICE_CARD = 4 * 1024 * 1024
 
 if TYPE_CHECKING:
-    from contextfork.curate.state import Decisions
+    from contextfork.cold.decisions import Decisions
 
 
 class _M(BaseModel):

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contextfork.lifecycle.models import ConsumedState
 from contextfork.package.models import Handoff, SessionMetadata
 from contextfork.resources import render_template
 from contextfork.resume.apply import ApplyOutcome
 from contextfork.resume.drift import DriftReport
+from contextfork.resume.models import ConsumedState
 
 FILE_LIMIT = 20
 

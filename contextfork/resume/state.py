@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from contextfork import atomic
 
 if TYPE_CHECKING:  # pydantic stays off the git-hook path (pruning only needs state_path/forget)
-    from contextfork.lifecycle.models import ConsumedState
+    from contextfork.resume.models import ConsumedState
 
 
 def state_path(pkg_dir: Path) -> Path:
@@ -28,7 +28,7 @@ def load(pkg_dir: Path, package_id: str) -> ConsumedState:
     """The recorded state; an unreadable file counts as 'never consumed' rather than failing."""
     from pydantic import ValidationError
 
-    from contextfork.lifecycle.models import ConsumedState
+    from contextfork.resume.models import ConsumedState
 
     path = state_path(pkg_dir)
     try:
@@ -48,8 +48,8 @@ def session_from_env() -> str | None:
 def mark_consumed(
     pkg_dir: Path, package_id: str, *, session_id: str | None, applied: bool, drift: bool
 ) -> ConsumedState:
-    from contextfork.lifecycle.models import Consumption
     from contextfork.package.store import utc_now_iso
+    from contextfork.resume.models import Consumption
 
     state = load(pkg_dir, package_id)
     try:

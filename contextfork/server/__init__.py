@@ -12,7 +12,7 @@ caller only in the server's own context (namespaces, limits, privileges, interpr
 as everything but argv, cwd, environment, umask and stdio is the server's.
 
 ``client`` is what the console script runs first (stdlib only, a few ms); ``context`` names what
-shapes a process; ``daemon`` is the server, ``child`` a served command's process, ``peer`` the
-check of who connected; ``control`` the ``server`` verbs. Design notes and the safety rules:
-docs/design/server.md.
+shapes a process; ``contextfork.daemon`` (on top, beside ``entry``) is the server, ``child`` a
+served command's process, ``peer`` the check of who connected; ``control`` the ``server`` verbs.
+Design notes and the safety rules: docs/design/server.md.
 """

@@ -18,6 +18,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from contextfork import testhooks
@@ -33,10 +34,11 @@ _servers_stdio: list[Any] = []
 
 
 def run_child(conn: socket.socket, key: str, import_env: dict[str, str | None], started: int,
-              accepted: float) -> int:  # fmt: skip
-    """Become the client's command and run it; the return value is the exit status. ``started``
-    is where to write this pid once the command starts (the server counts them), ``accepted``
-    when the connection was accepted (peer.refusal)."""
+              accepted: float, main: Callable[[list[str]], int]) -> int:  # fmt: skip
+    """Become the client's command and run it with ``main`` (``entry.main``, given by the
+    server on top); the return value is the exit status. ``started`` is where to write this pid
+    once the command starts (the server counts them), ``accepted`` when the connection was
+    accepted (peer.refusal)."""
     for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
         signal.signal(s, signal.SIG_DFL if s != signal.SIGINT else signal.default_int_handler)
     signal.set_wakeup_fd(-1)
@@ -73,11 +75,9 @@ def run_child(conn: socket.socket, key: str, import_env: dict[str, str | None], 
         os.close(started)
     threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
     argv = [str(a) for a in request["argv"]]
-    from contextfork import entry
-
     code = 1
     try:
-        code = entry.main(argv)
+        code = main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if isinstance(exc.code, str) and sys.stderr is not None:

@@ -348,7 +348,7 @@ def spawn(path: str, key: str) -> subprocess.Popen[bytes] | None:
     log = _open_log(path)
     try:
         return subprocess.Popen(
-            [sys.executable, *flags, "-m", "contextfork.server.daemon", path, key],
+            [sys.executable, *flags, "-m", "contextfork.daemon", path, key],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=log if log is not None else subprocess.DEVNULL,
             start_new_session=True, close_fds=True, cwd="/", env=env,

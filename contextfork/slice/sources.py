@@ -132,7 +132,7 @@ class Store:
             return [], []
         from contextfork.cold import index as idx  # lazy: hot path
         from contextfork.cold.api import _render_picks  # lazy: hot path
-        from contextfork.cold.scan import select  # lazy: hot path
+        from contextfork.cold.selection import select  # lazy: hot path
         from contextfork.cold.store import load_policy  # lazy: hot path
 
         policy = load_policy(self.layout)

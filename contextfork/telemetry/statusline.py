@@ -214,7 +214,7 @@ def render(payload: dict[str, Any]) -> str:
 
 def _proxy_badge(here: Path, session_id: str) -> str:
     """`` · proxy −57%`` when the model-API proxy folded this session (stdlib only)."""
-    from contextfork.proxy import stats  # lazy: hot path (stdlib only)
+    from contextfork.telemetry import proxystats as stats  # lazy: hot path (stdlib only)
 
     cur = here
     for _ in range(64):

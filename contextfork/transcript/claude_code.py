@@ -10,6 +10,7 @@ siblings that belong to the same responses, and only then cut the lines into ste
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -251,36 +252,47 @@ class _Builder(StepBuilder):
         self.cur_key: str | None = None
 
     def add(self, rec: Record) -> None:
+        """One live line, by its ``type`` (``_KINDS``); any other type is kept, not a step."""
         obj = rec.obj
-        raw, ts = RawLine(offset=rec.offset, text=rec.text), obj.get("timestamp")
-        kind = obj.get("type")
-        msg = _message(rec)
+        raw = RawLine(offset=rec.offset, text=rec.text)
         uid = obj.get("uuid")
         self.note_id(raw, f"uuid:{uid}" if isinstance(uid, str) else None)
-        if kind == "assistant":
-            self._assistant(obj, msg, raw, ts)
-        elif kind == "user":
-            results = _tool_results(rec)
-            if results:
-                self.results(
-                    raw, ts, [_to_result(b) for b in results],
-                    call_id=str(results[0].get("tool_use_id")),
-                )
-                return
-            text = _content_text(msg.get("content"))
-            meta = bool(obj.get("isMeta") or obj.get("isCompactSummary")) or is_harness_text(text)
-            self.prompt(raw, ts, [TextBlock(role="user", text=text, meta=meta)] if text else [])
-        elif kind == "system" and obj.get("subtype") == "compact_boundary":
-            meta_info = obj.get("compactMetadata")
-            meta_info = meta_info if isinstance(meta_info, dict) else {}
-            pre = meta_info.get("preTokens")
-            self.compaction(
-                raw, ts,
-                trigger=str(meta_info["trigger"]) if "trigger" in meta_info else None,
-                pre_tokens=pre if isinstance(pre, int) else None,
-            )
+        kind = obj.get("type")
+        handler = _KINDS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            self.other(raw, obj.get("timestamp"))
         else:
+            handler(self, rec, raw, obj.get("timestamp"))
+
+    def _assistant_line(self, rec: Record, raw: RawLine, ts: Any) -> None:
+        self._assistant(rec.obj, _message(rec), raw, ts)
+
+    def _user(self, rec: Record, raw: RawLine, ts: Any) -> None:
+        results = _tool_results(rec)
+        if results:
+            self.results(
+                raw, ts, [_to_result(b) for b in results],
+                call_id=str(results[0].get("tool_use_id")),
+            )
+            return
+        obj = rec.obj
+        text = _content_text(_message(rec).get("content"))
+        meta = bool(obj.get("isMeta") or obj.get("isCompactSummary")) or is_harness_text(text)
+        self.prompt(raw, ts, [TextBlock(role="user", text=text, meta=meta)] if text else [])
+
+    def _system(self, rec: Record, raw: RawLine, ts: Any) -> None:
+        obj = rec.obj
+        if obj.get("subtype") != "compact_boundary":
             self.other(raw, ts)
+            return
+        meta_info = obj.get("compactMetadata")
+        meta_info = meta_info if isinstance(meta_info, dict) else {}
+        pre = meta_info.get("preTokens")
+        self.compaction(
+            raw, ts,
+            trigger=str(meta_info["trigger"]) if "trigger" in meta_info else None,
+            pre_tokens=pre if isinstance(pre, int) else None,
+        )
 
     def _assistant(self, obj: dict[str, Any], msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
         key = msg.get("id") or obj.get("requestId") or obj.get("uuid")
@@ -301,6 +313,14 @@ class _Builder(StepBuilder):
         step.message_id = step.message_id or (msg.get("id") if isinstance(msg.get("id"), str) else None)
         rid = obj.get("requestId")
         step.request_id = step.request_id or (rid if isinstance(rid, str) else None)
+
+
+#: One handler per line ``type`` of the live conversation.
+_KINDS: dict[str, Callable[[_Builder, Record, RawLine, Any], None]] = {
+    "assistant": _Builder._assistant_line,
+    "user": _Builder._user,
+    "system": _Builder._system,
+}
 
 
 def build_session(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,78 +112,134 @@ def _usage(info: Any) -> Usage | None:
     )
 
 
+@dataclass
+class _Rollout:
+    """What the lines said so far: the builder and the session's own facts."""
+
+    b: StepBuilder = field(default_factory=StepBuilder)
+    session_id: str | None = None
+    cwd: str | None = None
+    system: str | None = None
+    model: str | None = None
+    branch: str | None = None
+    exit_codes: dict[str, int] = field(default_factory=dict)
+    last_total: Any = None
+
+
+def _str(value: Any, default: str | None) -> str | None:
+    return value if isinstance(value, str) else default
+
+
+def _session_meta(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.session_id = _str(p.get("id"), r.session_id)
+    r.cwd = _str(p.get("cwd"), r.cwd)
+    r.system = _str(p.get("instructions"), r.system)
+    git = p.get("git")
+    if isinstance(git, dict) and isinstance(git.get("branch"), str):
+        r.branch = git["branch"]
+    r.b.other(raw, ts)
+
+
+def _turn_context(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.model = _str(p.get("model"), r.model)
+    r.b.other(raw, ts)
+
+
+def _compacted(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    summary = p.get("message")
+    block = TextBlock(role="user", text=str(summary), meta=True) if summary else None
+    r.b.compaction(raw, ts, trigger="compacted", summary=block)
+
+
+def _message(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    role = p.get("role")
+    text = _texts(p.get("content"))
+    if role == "assistant":
+        r.b.output(raw, ts, [TextBlock(role="assistant", text=text)], model=r.model)
+    elif role in ("developer", "system"):
+        r.b.prompt(raw, ts, [TextBlock(role="system", text=text, meta=True)])
+    else:
+        meta = text.lstrip().startswith(_META_PREFIXES)
+        r.b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=meta)])
+
+
+def _reasoning(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    parts = _texts(p.get("summary")) or _texts(p.get("content"))
+    blocks: list[Block] = [ThinkingBlock(text=parts or "[encrypted reasoning]")]
+    r.b.output(raw, ts, blocks, model=r.model)
+
+
+def _tool_call(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.b.output(raw, ts, [_call(p)], model=r.model)
+
+
+def _tool_output(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    call_id = str(p.get("call_id") or "")
+    text, ok = _output_text(p.get("output"))
+    code = r.exit_codes.get(call_id, _exit_code(text))
+    is_error = (ok is False) or (code is not None and code != 0)
+    r.b.result(raw, ts, ToolResult(call_id=call_id, content=text, is_error=is_error, exit_code=code))
+
+
+def _token_count(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    info = p.get("info")
+    total = info.get("total_token_usage") if isinstance(info, dict) else None
+    usage = _usage(info)
+    # Codex repeats token_count events with an unchanged total: one call, one usage.
+    if usage is not None and total != r.last_total:
+        r.b.usage(usage)
+        r.last_total = total
+    r.b.other(raw, ts)
+
+
+def _exec_end(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    code = p.get("exit_code")
+    if isinstance(code, int) and isinstance(p.get("call_id"), str):
+        r.exit_codes[p["call_id"]] = code
+    r.b.other(raw, ts)
+
+
+def _other(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.b.other(raw, ts)
+
+
+_Handler = Callable[[_Rollout, dict[str, Any], RawLine, Any], None]
+#: One handler per record: ``(type, payload.type)``, or ``(type, None)`` for any payload.
+_HANDLERS: dict[tuple[str, str | None], _Handler] = {
+    ("session_meta", None): _session_meta,
+    ("turn_context", None): _turn_context,
+    ("compacted", None): _compacted,
+    ("response_item", "message"): _message,
+    ("response_item", "reasoning"): _reasoning,
+    **{("response_item", t): _tool_call for t in (
+        "function_call", "custom_tool_call", "local_shell_call", "web_search_call")},
+    **{("response_item", t): _tool_output for t in (
+        "function_call_output", "custom_tool_call_output")},
+    ("event_msg", "token_count"): _token_count,
+    ("event_msg", "exec_command_end"): _exec_end,
+}
+
+
+def _handler(kind: Any, ptype: Any) -> _Handler:
+    if not isinstance(kind, str):
+        return _other
+    typed = _HANDLERS.get((kind, ptype)) if isinstance(ptype, str) else None
+    return typed or _HANDLERS.get((kind, None), _other)
+
+
 def load(path: Path) -> Session:
     stats = read_records(path)
     require_records(path, stats, "Codex")
-    b = StepBuilder()
-    session_id = cwd = system = model = branch = None
-    exit_codes: dict[str, int] = {}
-    last_total: Any = None
+    r = _Rollout()
     for rec in stats.records:
-        obj, raw, ts = rec.obj, RawLine(offset=rec.offset, text=rec.text), rec.obj.get("timestamp")
-        kind = obj.get("type")
-        payload = obj.get("payload")
+        payload = rec.obj.get("payload")
         p: dict[str, Any] = payload if isinstance(payload, dict) else {}
-        ptype = p.get("type")
-        if kind == "session_meta":
-            session_id = p.get("id") if isinstance(p.get("id"), str) else session_id
-            cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else cwd
-            system = p.get("instructions") if isinstance(p.get("instructions"), str) else system
-            git = p.get("git")
-            if isinstance(git, dict) and isinstance(git.get("branch"), str):
-                branch = git["branch"]
-            b.other(raw, ts)
-        elif kind == "turn_context":
-            model = p.get("model") if isinstance(p.get("model"), str) else model
-            b.other(raw, ts)
-        elif kind == "compacted":
-            summary = p.get("message")
-            block = TextBlock(role="user", text=str(summary), meta=True) if summary else None
-            b.compaction(raw, ts, trigger="compacted", summary=block)
-        elif kind == "response_item" and ptype == "message":
-            role = p.get("role")
-            text = _texts(p.get("content"))
-            if role == "assistant":
-                b.output(raw, ts, [TextBlock(role="assistant", text=text)], model=model)
-            elif role in ("developer", "system"):
-                b.prompt(raw, ts, [TextBlock(role="system", text=text, meta=True)])
-            else:
-                meta = text.lstrip().startswith(_META_PREFIXES)
-                b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=meta)])
-        elif kind == "response_item" and ptype == "reasoning":
-            parts = _texts(p.get("summary")) or _texts(p.get("content"))
-            blocks: list[Block] = [ThinkingBlock(text=parts or "[encrypted reasoning]")]
-            b.output(raw, ts, blocks, model=model)
-        elif kind == "response_item" and ptype in (
-            "function_call", "custom_tool_call", "local_shell_call", "web_search_call"
-        ):
-            b.output(raw, ts, [_call(p)], model=model)
-        elif kind == "response_item" and ptype in ("function_call_output", "custom_tool_call_output"):
-            call_id = str(p.get("call_id") or "")
-            text, ok = _output_text(p.get("output"))
-            code = exit_codes.get(call_id, _exit_code(text))
-            is_error = (ok is False) or (code is not None and code != 0)
-            b.result(raw, ts, ToolResult(call_id=call_id, content=text, is_error=is_error, exit_code=code))
-        elif kind == "event_msg" and ptype == "token_count":
-            info = p.get("info")
-            total = info.get("total_token_usage") if isinstance(info, dict) else None
-            usage = _usage(info)
-            # Codex repeats token_count events with an unchanged total: one call, one usage.
-            if usage is not None and total != last_total:
-                b.usage(usage)
-                last_total = total
-            b.other(raw, ts)
-        elif kind == "event_msg" and ptype == "exec_command_end":
-            code = p.get("exit_code")
-            if isinstance(code, int) and isinstance(p.get("call_id"), str):
-                exit_codes[p["call_id"]] = code
-            b.other(raw, ts)
-        else:
-            b.other(raw, ts)
-    steps = b.finish()
-    started, ended = timestamps(r.obj.get("timestamp") for r in stats.records)
+        raw = RawLine(offset=rec.offset, text=rec.text)
+        _handler(rec.obj.get("type"), p.get("type"))(r, p, raw, rec.obj.get("timestamp"))
+    steps = r.b.finish()
+    started, ended = timestamps(rec.obj.get("timestamp") for rec in stats.records)
     return Session(
-        format="codex", session_id=session_id, path=str(path), cwd=cwd, git_branch=branch,
-        system_prompt=system, steps=steps, compactions=b.compactions,
-        malformed_lines=stats.malformed, started_at=started, ended_at=ended, model=model,
+        format="codex", session_id=r.session_id, path=str(path), cwd=r.cwd, git_branch=r.branch,
+        system_prompt=r.system, steps=steps, compactions=r.b.compactions,
+        malformed_lines=stats.malformed, started_at=started, ended_at=ended, model=r.model,
     )

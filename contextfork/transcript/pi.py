@@ -7,6 +7,8 @@ and are simply linear. Every assistant message is one model call, so one step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,72 +77,129 @@ def live_entries(records: list[Record]) -> list[Record]:
     return [r for i, r in enumerate(records) if i in keep or "parentId" not in r.obj]
 
 
+@dataclass
+class _Reader:
+    """What the entries said so far: the builder and the session's own facts."""
+
+    b: StepBuilder = field(default_factory=StepBuilder)
+    session_id: str | None = None
+    cwd: str | None = None
+    model: str | None = None
+
+
+def _str(value: Any, default: str | None) -> str | None:
+    return value if isinstance(value, str) else default
+
+
+def _session(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.session_id = _str(obj.get("id"), r.session_id)
+    r.cwd = _str(obj.get("cwd"), r.cwd)
+    r.model = _str(obj.get("modelId"), r.model)
+    r.b.other(raw, ts)
+
+
+def _model_change(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.model = _str(obj.get("modelId"), r.model)
+    r.b.other(raw, ts)
+
+
+def _compaction(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    summary = obj.get("summary")
+    tokens = obj.get("tokensBefore")
+    r.b.compaction(
+        raw, ts, trigger="compaction",
+        pre_tokens=tokens if isinstance(tokens, int) else None,
+        summary=TextBlock(role="user", text=str(summary), meta=True) if summary else None,
+    )
+
+
+def _branch_summary(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    if not obj.get("summary"):
+        r.b.other(raw, ts)
+        return
+    r.b.prompt(raw, ts, [TextBlock(role="user", text=str(obj["summary"]), meta=True)])
+
+
+def _message(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        r.b.other(raw, ts)
+        return
+    role = msg.get("role")
+    handler = _ROLES.get(role, _other_role) if isinstance(role, str) else _other_role
+    handler(r, msg, raw, ts)
+
+
+def _assistant(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.b.output(
+        raw, ts, _assistant_blocks(msg.get("content")), new_call=True,
+        usage=_usage(msg.get("usage")), model=_str(msg.get("model"), r.model),
+    )
+
+
+def _tool_result(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.b.result(
+        raw, ts,
+        ToolResult(
+            call_id=str(msg.get("toolCallId") or ""), content=flatten_text(msg.get("content")),
+            is_error=bool(msg.get("isError")),
+        ),
+    )
+
+
+def _bash(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    code = msg.get("exitCode")
+    text = f"$ {msg.get('command', '')}\n{msg.get('output', '')}"
+    if isinstance(code, int):
+        text += f"\n(exit code {code})"
+    r.b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=True)])
+
+
+def _user(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.b.prompt(raw, ts, [TextBlock(role="user", text=flatten_text(msg.get("content")))])
+
+
+def _other_role(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    text = flatten_text(msg.get("content"))
+    r.b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=True)] if text else [])
+
+
+def _other(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+    r.b.other(raw, ts)
+
+
+_Handler = Callable[[_Reader, dict[str, Any], RawLine, Any], None]
+#: One handler per entry ``type``; a ``message`` entry goes on to one handler per ``role``.
+_TYPES: dict[str, _Handler] = {
+    "session": _session,
+    "model_change": _model_change,
+    "compaction": _compaction,
+    "branch_summary": _branch_summary,
+    "message": _message,
+}
+_ROLES: dict[str, _Handler] = {
+    "assistant": _assistant,
+    "toolResult": _tool_result,
+    "bashExecution": _bash,
+    "user": _user,
+}
+
+
 def load(path: Path) -> Session:
     stats = read_records(path)
     require_records(path, stats, "pi")
-    b = StepBuilder()
-    session_id = cwd = model = None
+    r = _Reader()
     for rec in live_entries(stats.records):
-        obj, raw, ts = rec.obj, RawLine(offset=rec.offset, text=rec.text), rec.obj.get("timestamp")
+        obj, raw = rec.obj, RawLine(offset=rec.offset, text=rec.text)
+        r.b.note_id(raw, f"id:{obj['id']}" if isinstance(obj.get("id"), str) else None)
         kind = obj.get("type")
-        b.note_id(raw, f"id:{obj['id']}" if isinstance(obj.get("id"), str) else None)
-        if kind == "session":
-            session_id = obj.get("id") if isinstance(obj.get("id"), str) else session_id
-            cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else cwd
-            model = obj.get("modelId") if isinstance(obj.get("modelId"), str) else model
-            b.other(raw, ts)
-            continue
-        if kind == "model_change":
-            model = obj.get("modelId") if isinstance(obj.get("modelId"), str) else model
-            b.other(raw, ts)
-            continue
-        if kind == "compaction":
-            summary = obj.get("summary")
-            tokens = obj.get("tokensBefore")
-            b.compaction(
-                raw, ts, trigger="compaction",
-                pre_tokens=tokens if isinstance(tokens, int) else None,
-                summary=TextBlock(role="user", text=str(summary), meta=True) if summary else None,
-            )
-            continue
-        if kind == "branch_summary" and obj.get("summary"):
-            b.prompt(raw, ts, [TextBlock(role="user", text=str(obj["summary"]), meta=True)])
-            continue
-        msg = obj.get("message")
-        if kind != "message" or not isinstance(msg, dict):
-            b.other(raw, ts)
-            continue
-        role = msg.get("role")
-        if role == "assistant":
-            m = msg.get("model") if isinstance(msg.get("model"), str) else model
-            b.output(
-                raw, ts, _assistant_blocks(msg.get("content")), new_call=True,
-                usage=_usage(msg.get("usage")), model=m,
-            )
-        elif role == "toolResult":
-            b.result(
-                raw, ts,
-                ToolResult(
-                    call_id=str(msg.get("toolCallId") or ""), content=flatten_text(msg.get("content")),
-                    is_error=bool(msg.get("isError")),
-                ),
-            )
-        elif role == "bashExecution":
-            code = msg.get("exitCode")
-            text = f"$ {msg.get('command', '')}\n{msg.get('output', '')}"
-            if isinstance(code, int):
-                text += f"\n(exit code {code})"
-            b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=True)])
-        elif role == "user":
-            b.prompt(raw, ts, [TextBlock(role="user", text=flatten_text(msg.get("content")))])
-        else:
-            text = flatten_text(msg.get("content"))
-            b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=True)] if text else [])
-    steps = b.finish()
-    started, ended = timestamps(r.obj.get("timestamp") for r in stats.records)
-    last_model = next((s.model for s in reversed(steps) if s.model), model)
+        handler = _TYPES.get(kind, _other) if isinstance(kind, str) else _other
+        handler(r, obj, raw, obj.get("timestamp"))
+    steps = r.b.finish()
+    started, ended = timestamps(rec.obj.get("timestamp") for rec in stats.records)
+    last_model = next((s.model for s in reversed(steps) if s.model), r.model)
     return Session(
-        format="pi", session_id=session_id, path=str(path), cwd=cwd, steps=steps,
-        compactions=b.compactions, malformed_lines=stats.malformed, started_at=started,
+        format="pi", session_id=r.session_id, path=str(path), cwd=r.cwd, steps=steps,
+        compactions=r.b.compactions, malformed_lines=stats.malformed, started_at=started,
         ended_at=ended, model=last_model,
     )

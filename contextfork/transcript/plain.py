@@ -7,6 +7,8 @@ Anthropic ``system``). The dialect is recognised per message, so a mixed export 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -90,68 +92,93 @@ def _openai_calls(calls: Any) -> list[Block]:
     return out
 
 
+@dataclass
+class _Reader:
+    """What the messages said so far: the builder, the system prompt and the dialect."""
+
+    b: StepBuilder = field(default_factory=StepBuilder)
+    system: str | None = None
+    dialect: Literal["openai-chat", "anthropic-messages"] = "openai-chat"
+
+
+def _system(r: _Reader, msg: dict[str, Any], raw: RawLine) -> None:
+    content = msg.get("content")
+    if r.system is None and not r.b.steps:
+        r.system = _text(content)
+        r.b.prompt(raw, None, [])
+    else:
+        r.b.prompt(raw, None, [TextBlock(role="system", text=_text(content), meta=True)])
+
+
+def _assistant(r: _Reader, msg: dict[str, Any], raw: RawLine) -> None:
+    content = msg.get("content")
+    if isinstance(content, list):
+        blocks = _anthropic_assistant(content)
+    else:
+        blocks = [TextBlock(role="assistant", text=_text(content))] if content else []
+    blocks += _openai_calls(msg.get("tool_calls"))
+    r.b.output(raw, None, blocks, new_call=True, usage=_usage(msg))
+
+
+def _tool(r: _Reader, msg: dict[str, Any], raw: RawLine) -> None:
+    r.b.result(
+        raw, None,
+        ToolResult(call_id=str(msg.get("tool_call_id") or msg.get("name") or ""),
+                   content=_text(msg.get("content"))),
+    )
+
+
+def _user(r: _Reader, msg: dict[str, Any], raw: RawLine) -> None:
+    """A user message; an Anthropic one may carry tool results (then any text after them)."""
+    content = msg.get("content")
+    blocks = [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
+    results = [c for c in blocks if c.get("type") == "tool_result"]
+    if not results:
+        r.b.prompt(raw, None, [TextBlock(role="user", text=_text(content))])
+        return
+    for i, c in enumerate(results):
+        r.b.result(
+            raw if i == 0 else None, None,
+            ToolResult(call_id=str(c.get("tool_use_id", "")),
+                       content=_text(c.get("content")), is_error=bool(c.get("is_error"))),
+        )
+    extra = _text([c for c in blocks if c.get("type") == "text"])
+    if extra:
+        r.b.prompt(None, None, [TextBlock(role="user", text=extra)])
+
+
+#: One handler per message ``role``; any other role is the user's.
+_ROLES: dict[str, Callable[[_Reader, dict[str, Any], RawLine], None]] = {
+    "system": _system, "developer": _system, "assistant": _assistant,
+    "tool": _tool, "function": _tool,
+}
+_ANTHROPIC_ONLY = ("tool_use", "tool_result", "thinking")
+
+
 def load(path: Path) -> Session:
     whole, elements = document(path, "messages")
-    b = StepBuilder()
-    dialect: Literal["openai-chat", "anthropic-messages"] = "openai-chat"
-    system: str | None = None
+    r = _Reader()
     if isinstance(whole, dict) and whole.get("system") is not None:
-        system = _text(whole["system"])
-        dialect = "anthropic-messages"
+        r.system = _text(whole["system"])
+        r.dialect = "anthropic-messages"
     malformed = 0
-    usable = 0
     for n, el in enumerate(elements):
         msg = el.value
         raw = RawLine(offset=el.offset, text=el.text)
-        b.note_id(raw, f"msg:{n}")  # the file is rewritten whole: its message index is stable
+        r.b.note_id(raw, f"msg:{n}")  # the file is rewritten whole: its message index is stable
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             malformed += 1
-            b.other(raw, None)
+            r.b.other(raw, None)
             continue
-        usable += 1
-        role, content = msg["role"], msg.get("content")
+        content = msg.get("content")
         if isinstance(content, list) and any(
-            isinstance(c, dict) and c.get("type") in ("tool_use", "tool_result", "thinking")
-            for c in content
+            isinstance(c, dict) and c.get("type") in _ANTHROPIC_ONLY for c in content
         ):
-            dialect = "anthropic-messages"
-        if role in ("system", "developer"):
-            if system is None and not b.steps:
-                system = _text(content)
-                b.prompt(raw, None, [])
-            else:
-                b.prompt(raw, None, [TextBlock(role="system", text=_text(content), meta=True)])
-        elif role == "assistant":
-            if isinstance(content, list):
-                blocks = _anthropic_assistant(content)
-            else:
-                blocks = [TextBlock(role="assistant", text=_text(content))] if content else []
-            blocks += _openai_calls(msg.get("tool_calls"))
-            b.output(raw, None, blocks, new_call=True, usage=_usage(msg))
-        elif role in ("tool", "function"):
-            b.result(
-                raw, None,
-                ToolResult(call_id=str(msg.get("tool_call_id") or msg.get("name") or ""),
-                           content=_text(content)),
-            )
-        elif isinstance(content, list) and any(
-            isinstance(c, dict) and c.get("type") == "tool_result" for c in content
-        ):
-            results = [c for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
-            for i, c in enumerate(results):
-                b.result(
-                    raw if i == 0 else None, None,
-                    ToolResult(call_id=str(c.get("tool_use_id", "")),
-                               content=_text(c.get("content")), is_error=bool(c.get("is_error"))),
-                )
-            extra = _text([c for c in content if isinstance(c, dict) and c.get("type") == "text"])
-            if extra:
-                b.prompt(None, None, [TextBlock(role="user", text=extra)])
-        else:
-            b.prompt(raw, None, [TextBlock(role="user", text=_text(content))])
-    if not usable:
+            r.dialect = "anthropic-messages"
+        _ROLES.get(msg["role"], _user)(r, msg, raw)
+    if malformed == len(elements):
         raise UsageError(f"{path}: no message with a 'role' in the array: not a transcript")
     return Session(
-        format=dialect, path=str(path), system_prompt=system, steps=b.finish(),
-        compactions=b.compactions, malformed_lines=malformed,
+        format=r.dialect, path=str(path), system_prompt=r.system, steps=r.b.finish(),
+        compactions=r.b.compactions, malformed_lines=malformed,
     )

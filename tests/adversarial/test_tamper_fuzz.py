@@ -289,7 +289,7 @@ STORE_KINDS = [_store_flip, _store_flip, _store_truncate, _store_json_value]
 def _served(store: Path, step: int) -> list[str]:
     """Which reads returned the (tampered) node with success."""
     served = []
-    for name, read in (("show", cold_api.show), ("hydrate", cold_api.hydrate)):
+    for name, read in (("show", cold_api.show), ("hydrate", cold_api.page_in_step)):
         try:
             res = read(step, store_dir=store)
         except ContextforkError:

@@ -16,7 +16,7 @@ store, start, n = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for i in range(start, start + n):
     api.fold_step(i, f"worker step {i} touched module_{i % 7}.py", f"payload {i}\\n" * 20,
                   store_dir=store, intents=[f"file:module_{i % 7}.py"])
-    api.scan(f"module_{i % 7}.py worker", store_dir=store)
+    api.page_in(f"module_{i % 7}.py worker", store_dir=store)
 print("done")
 """
 

@@ -33,14 +33,14 @@ def test_conf01_lossless_storage_of_text_unicode_crlf_and_binary(store: Path) ->
     import base64
 
     assert base64.b64decode(node2["content"]) == binary
-    assert api.hydrate(1, store_dir=store).data["content"] == text
+    assert api.page_in_step(1, store_dir=store).data["content"] == text
 
 
 def test_conf02_sha256_round_trip_of_payload(store: Path) -> None:
     payload = "def f():\n    return 42\n" * 10
     res = api.fold_step(1, "code", payload, store_dir=store)
     assert res.data["payload_sha256"] == sha256_bytes(payload.encode())
-    hyd = api.hydrate(1, store_dir=store).data
+    hyd = api.page_in_step(1, store_dir=store).data
     assert hyd["verified"] is True
     assert sha256_bytes(hyd["content"].encode()) == hyd["payload_sha256"] == res.data["payload_sha256"]
 
@@ -86,7 +86,7 @@ def test_conf05_exact_retrieval_of_files_with_full_extension(store: Path) -> Non
     api.fold_step(1, "bumped react in package.json", "diff", store_dir=store)
     api.fold_step(2, "regenerated package-lock.json", "lock", store_dir=store)
     api.fold_step(3, "wrote the package overview", "doc", store_dir=store)
-    sel = api.scan("what changed in package.json?", store_dir=store).data
+    sel = api.page_in("what changed in package.json?", store_dir=store).data
     assert [p["step_id"] for p in sel["selected"]] == [1]
     assert sel["terms"][0] == "package.json"
 
@@ -95,17 +95,17 @@ def test_conf05_exact_retrieval_of_error_names_and_numbers(store: Path) -> None:
     api.fold_step(1, "port 5433 is busy", "a", store_dir=store)
     api.fold_step(2, "port 54330 is free", "b", store_dir=store)
     api.fold_step(3, "KeyError in loader.py", "c", store_dir=store)
-    assert [p["step_id"] for p in api.scan("5433", store_dir=store).data["selected"]] == [1]
-    assert [p["step_id"] for p in api.scan("KeyError", store_dir=store).data["selected"]] == [3]
+    assert [p["step_id"] for p in api.page_in("5433", store_dir=store).data["selected"]] == [1]
+    assert [p["step_id"] for p in api.page_in("KeyError", store_dir=store).data["selected"]] == [3]
 
 
 def test_conf06_bounded_rehydration_per_call(store: Path) -> None:
     big = "token " * 5000
     api.fold_step(1, "huge output of pytest", big, store_dir=store)
-    sel = api.scan("pytest output", store_dir=store).data
+    sel = api.page_in("pytest output", store_dir=store).data
     assert sel["tokens"] <= 3000
     assert sel["selected"][0]["mode"] == "summary"  # content did not fit, its own summary did
-    hyd = api.hydrate(1, store_dir=store).data
+    hyd = api.page_in_step(1, store_dir=store).data
     assert hyd["truncated"] is True and hyd["tokens"] <= 3000
 
 
@@ -113,24 +113,24 @@ def test_conf06_bounded_rehydration_per_turn(store: Path) -> None:
     api.fold_step(1, "alpha", "word " * 2500, store_dir=store)
     api.fold_step(2, "beta", "word " * 2500, store_dir=store)
     api.fold_step(3, "gamma", "word " * 2500, store_dir=store)
-    api.scan("nothing relevant", store_dir=store)  # opens a fresh turn
-    first = api.hydrate(1, store_dir=store).data
-    second = api.hydrate(2, store_dir=store).data
+    api.page_in("nothing relevant", store_dir=store)  # opens a fresh turn
+    first = api.page_in_step(1, store_dir=store).data
+    second = api.page_in_step(2, store_dir=store).data
     assert first["tokens"] + second["tokens"] <= 3500
     assert second["truncated"] is True
     with pytest.raises(Exception, match="budget") as exc:
-        api.hydrate(3, store_dir=store)
+        api.page_in_step(3, store_dir=store)
     assert getattr(exc.value, "exit_code", None) == 1
 
 
 def test_conf07_single_turn_eviction(scenario_store: Path) -> None:
-    first = api.scan(REFERENCE_QUESTION, store_dir=scenario_store).data
+    first = api.page_in(REFERENCE_QUESTION, store_dir=scenario_store).data
     assert {p["step_id"] for p in first["selected"]} == {4, 5, 7}
     ev = api.evict(5, store_dir=scenario_store).data
     assert ev["status"] == "evicted" and sorted(ev["still_hydrated"]) == [4, 7]
     again = api.evict(5, store_dir=scenario_store).data
     assert again["status"] == "not_hydrated"
-    api.scan("final review", store_dir=scenario_store)  # next turn evicts the rest
+    api.page_in("final review", store_dir=scenario_store)  # next turn evicts the rest
     log = json.loads((scenario_store / "eviction_log.json").read_bytes())
     reasons = [(e["step_id"], e["reason"], e["turn"]) for e in log["entries"]]
     assert reasons == [(5, "explicit", 1), (7, "turn_end", 1), (4, "turn_end", 1)]  # hydration order
@@ -138,7 +138,7 @@ def test_conf07_single_turn_eviction(scenario_store: Path) -> None:
 
 
 def test_conf08_developer_view_isolation(scenario_store: Path) -> None:
-    api.scan(REFERENCE_QUESTION, store_dir=scenario_store)
+    api.page_in(REFERENCE_QUESTION, store_dir=scenario_store)
     state_before = (scenario_store / "turn_state.json").read_bytes()
     log_before = (scenario_store / "eviction_log.json").read_bytes() if (scenario_store / "eviction_log.json").exists() else b""
     shown = api.show(1, store_dir=scenario_store).data
@@ -160,9 +160,9 @@ def test_conf09_tamper_detection_on_every_read(scenario_store: Path, field: str)
     with pytest.raises(IntegrityError):
         api.show(5, store_dir=scenario_store)
     with pytest.raises(IntegrityError):
-        api.hydrate(5, store_dir=scenario_store)
+        api.page_in_step(5, store_dir=scenario_store)
     with pytest.raises(IntegrityError):
-        api.scan("PostgreSQL port", store_dir=scenario_store)
+        api.page_in("PostgreSQL port", store_dir=scenario_store)
     res = api.validate(store_dir=scenario_store)
     assert res.exit_code == 3 and any(p.code == "tampered" for p in res.problems)
 
@@ -278,7 +278,7 @@ def test_conf12_symlinked_node_file_is_refused(scenario_store: Path, tmp_path: P
 
 
 def test_conf13_passive_interception_multi_intent(scenario_store: Path) -> None:
-    sel = api.scan(REFERENCE_QUESTION, store_dir=scenario_store).data
+    sel = api.page_in(REFERENCE_QUESTION, store_dir=scenario_store).data
     picked = {p["step_id"]: p for p in sel["selected"]}
     assert set(picked) == {4, 5, 7}
     assert picked[4]["reason"] == "explains" and picked[4]["explains"] == 7
@@ -289,8 +289,8 @@ def test_conf13_unicode_normalization_turkish_i_and_nfc(store: Path) -> None:
     api.fold_step(1, "deploy to İSTANBUL region", "x", store_dir=store)
     api.fold_step(2, "café menu (NFD: cafe\u0301)", "y", store_dir=store)
     for prompt in ("istanbul", "ıstanbul", "ISTANBUL", "İstanbul"):
-        assert [p["step_id"] for p in api.scan(prompt, store_dir=store).data["selected"]] == [1], prompt
-    assert [p["step_id"] for p in api.scan("CAFÉ", store_dir=store).data["selected"]] == [2]
+        assert [p["step_id"] for p in api.page_in(prompt, store_dir=store).data["selected"]] == [1], prompt
+    assert [p["step_id"] for p in api.page_in("CAFÉ", store_dir=store).data["selected"]] == [2]
 
 
 def test_conf06_intent_ownership_tight_budget_gives_missing_not_stale(store: Path) -> None:
@@ -303,7 +303,7 @@ def test_conf06_intent_ownership_tight_budget_gives_missing_not_stale(store: Pat
     policy = json.loads(policy_path.read_bytes())
     policy["per_call_token_cap"] = 30
     policy_path.write_text(json.dumps(policy))
-    sel = api.scan("PostgreSQL port", store_dir=store).data
+    sel = api.page_in("PostgreSQL port", store_dir=store).data
     assert sel["selected"] == []
     assert [d["step_id"] for d in sel["dropped"]] == [2]
     assert sel["context"] == ""

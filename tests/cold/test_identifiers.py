@@ -34,7 +34,7 @@ def test_step_refs_found_in_text() -> None:
 
 
 def _scan_ids(store: Path, prompt: str) -> list[int]:
-    return [p["step_id"] for p in api.scan(prompt, store_dir=store).data["selected"]]
+    return [p["step_id"] for p in api.page_in(prompt, store_dir=store).data["selected"]]
 
 
 def test_prefix_matching_postgres_postgresql_both_ways(store: Path) -> None:

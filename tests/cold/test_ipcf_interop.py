@@ -112,7 +112,7 @@ def test_conf13_showcase_hydrates_342_137_447_in_selection_order(repo: Repo, via
 
     _fold_showcase(repo)
     if via == "api":
-        data = api.scan(SHOWCASE_PROMPT, repo=repo.path, session="showcase").data
+        data = api.page_in(SHOWCASE_PROMPT, repo=repo.path, session="showcase").data
     else:
         res = run_cli("fold", "scan", SHOWCASE_PROMPT, "--session", "showcase", "--json",
                       cwd=repo.path)  # fmt: skip

@@ -19,7 +19,7 @@ from pathlib import Path
 from contextfork.cold import api
 store = Path(sys.argv[1])
 api.fold_step(1, "step one touched app.py", "payload\\n", store_dir=store, intents=["file:app.py"])
-print(api.scan("app.py", store_dir=store).data["selected"][0]["step_id"])
+print(api.page_in("app.py", store_dir=store).data["selected"][0]["step_id"])
 """
 
 HOLDER = """

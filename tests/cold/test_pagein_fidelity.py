@@ -161,8 +161,8 @@ def test_rehydrating_a_step_in_the_same_turn_is_free(repo: Repo) -> None:
     s.turn("read", "Bash", {"command": "cat notes.txt"}, "the kestrel key is 7")
     s.turn("next", "Bash", {"command": "ls"}, "ok")
     _fold(repo, s.write(repo.path / "t.jsonl"))
-    first = api.hydrate(1, store_dir=_store(repo)).data
-    again = api.hydrate(1, store_dir=_store(repo)).data
+    first = api.page_in_step(1, store_dir=_store(repo)).data
+    again = api.page_in_step(1, store_dir=_store(repo)).data
     assert again["turn_tokens_used"] == first["turn_tokens_used"] > 0
 
 

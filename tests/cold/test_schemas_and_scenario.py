@@ -14,8 +14,8 @@ from contextfork.resources import validate_against_schema
 
 
 def _real_files(store: Path) -> dict[str, list[object]]:
-    api.scan(REFERENCE_QUESTION, store_dir=store)
-    api.scan("final review", store_dir=store)  # produces eviction log entries
+    api.page_in(REFERENCE_QUESTION, store_dir=store)
+    api.page_in("final review", store_dir=store)  # produces eviction log entries
     api.evict(8, store_dir=store)
     return {
         "cold-node.schema.json": [json.loads(p.read_bytes()) for p in sorted((store / "cold_nodes").iterdir())],
@@ -41,7 +41,7 @@ def test_models_and_schemas_agree_on_real_output(scenario_store: Path, schema: s
 
 
 def test_reference_scenario_hydrates_newest_port_reapplied_migration_and_rollback(scenario_store: Path) -> None:
-    sel = api.scan(REFERENCE_QUESTION, store_dir=scenario_store).data
+    sel = api.page_in(REFERENCE_QUESTION, store_dir=scenario_store).data
     picked = [p["step_id"] for p in sel["selected"]]
     assert tuple(picked) == EXPECTED_STEPS
     assert not set(picked) & set(SUPERSEDED_PORT_STEPS)

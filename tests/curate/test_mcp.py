@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from contextfork.curate.state import load_decisions
+from contextfork.cold.decisions import load_decisions
 from contextfork.harness.mcp_server import build_server
 from tests.curate.conftest import SESSION
 from tests.harness.test_mcp import _env, _text, run_calls

@@ -16,7 +16,7 @@ def _store(repo: Repo) -> None:
 
 
 def _picked(repo: Repo) -> list[int]:
-    res = api.scan("what ttl_seconds does the redis cache use?", repo=repo.path, session="p1")
+    res = api.page_in("what ttl_seconds does the redis cache use?", repo=repo.path, session="p1")
     return [int(s["step_id"]) for s in res.data["selected"]]
 
 
@@ -44,8 +44,8 @@ def test_a_scan_without_decisions_never_loads_the_curation_module(repo: Repo) ->
 
     _store(repo)
     code = ("import sys; from contextfork.cold import api; "
-            "api.scan('what ttl_seconds does the redis cache use?', repo=sys.argv[1], session='p1'); "
-            "print('contextfork.curate.state' in sys.modules)")  # fmt: skip
+            "api.page_in('what ttl_seconds does the redis cache use?', repo=sys.argv[1], session='p1'); "
+            "print('contextfork.cold.decisions' in sys.modules)")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code, str(repo.path)], capture_output=True,
                          text=True, check=True).stdout.strip()  # fmt: skip
     assert out == "False"

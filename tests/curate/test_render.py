@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contextfork.curate.state import Brief, Decisions
+from contextfork.cold.decisions import Brief, Decisions
 from contextfork.render.api import make_renderer, render
 from contextfork.render.engine import ReFoldRenderer, View
 from contextfork.render.messages import step_messages

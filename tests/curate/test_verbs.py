@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from contextfork.cold.decisions import decisions_path, load_decisions
 from contextfork.curate.api import run_verb
-from contextfork.curate.state import decisions_path, load_decisions
 from contextfork.errors import IntegrityError, NotFoundError, UsageError
 from tests.curate.conftest import SESSION
 
@@ -136,7 +136,7 @@ def test_a_symlinked_decisions_file_is_refused_everywhere(folded: Path, tmp_path
     with pytest.raises(IntegrityError, match="symlink"):
         run_verb(folded, SESSION, "pin", {"step": 4})
     with pytest.raises(IntegrityError, match="symlink"):
-        cold.scan("part 3 values", repo=folded, session=SESSION)
+        cold.page_in("part 3 values", repo=folded, session=SESSION)
     assert outside.read_bytes().count(b'"pinned"') == 1  # never written through
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from contextfork.cold.api import fold_session
+from contextfork.cold.decisions import load_decisions
 from contextfork.cold.layout import layout_for
 from contextfork.curate.api import run_verb
-from contextfork.curate.state import load_decisions
 from contextfork.errors import IntegrityError
 from contextfork.hashing import sha256_bytes
 from tests.curate.conftest import SESSION

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from contextfork.curate.state import load_decisions
+from contextfork.cold.decisions import load_decisions
 from tests.e2e.mock_anthropic import Reply, ToolUse, Usage
 from tests.e2e.rigs import ClaudeRig
 from tests.helpers import cli

@@ -17,7 +17,7 @@ import pytest
 from contextfork.harness.briefs import anti_loop_lines
 from contextfork.package import handoff
 from contextfork.package.handoff_input import parse_input
-from contextfork.telemetry.seed import seed_from_path
+from contextfork.package.seeding import seed_from_path
 from tests.helpers import Repo, cli
 from tests.transcript.builders import CC, text, tool_use, write_jsonl
 

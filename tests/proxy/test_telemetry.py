@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from contextfork.status import build_status
 from contextfork.telemetry import statusline
-from contextfork.telemetry.status import build_status
 from tests.harness import cc_fixture
 from tests.helpers import Repo
 from tests.proxy.recorded import body_of

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from contextfork.cold.decisions import BRIEF_CAP
 from contextfork.render.api import make_renderer, render
 from contextfork.render.boundary import boundary
 from contextfork.render.dedupe import LineIndex, dedupe_text, is_signature
-from contextfork.render.fold import BRIEF_CAP, REMINDER, note_texts, parse_marks, parse_steps
+from contextfork.render.fold import REMINDER, note_texts, parse_marks, parse_steps
 from contextfork.render.metrics import first_difference
 from contextfork.render.policies import Policy, policy
 from contextfork.resources import render_template

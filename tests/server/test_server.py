@@ -431,7 +431,7 @@ def test_a_fork_that_fails_leaves_the_server_up_and_the_client_runs_cold(
     import socket
     import tempfile
 
-    from contextfork.server import daemon
+    from contextfork import daemon
 
     directory = tempfile.mkdtemp(prefix="cfs-", dir="/tmp")
     server = daemon.Server(os.path.join(directory, "s-test"), "k", 60)
@@ -488,7 +488,7 @@ def test_what_the_servers_imports_read_of_the_environment_is_part_of_the_socket_
     value and the command runs cold (a name missing from the list costs speed, not truth)."""
     from contextfork.server import context
 
-    code = "import json; from contextfork.server import daemon; print(json.dumps(daemon.preload()))"
+    code = "import json; from contextfork import daemon; print(json.dumps(daemon.preload()))"
     proc = subprocess.run([sys.executable, "-c", code], env=clean_env({"TYPER_USE_RICH": "0"}),
                           capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
     read = json.loads(proc.stdout.splitlines()[-1])

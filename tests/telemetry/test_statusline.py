@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from contextfork.telemetry.seed import seed_session
+from contextfork.package.seeding import seed_session
 from contextfork.transcript import load_session
 from tests.helpers import clean_env, run_cli
 from tests.telemetry.test_status import small_session

@@ -1,5 +1,9 @@
 """The command server: import once, then ``fork()`` a child per command.
 
+It sits on top, beside ``entry.py`` (what each child runs); the rest of the server (the client,
+the context check, the child's side of the protocol, the ``server`` verbs) is
+``contextfork.server``, which imports nothing above it.
+
 The parent is single-threaded (forking a threaded process copies locks held by other threads)
 and never waits on a client: it accepts, tells a status request (answered in place, read as it
 arrives) from a command (forked at once), reaps children, and sends each client the way its
@@ -35,6 +39,7 @@ from contextfork.server.child import REQUEST_TIMEOUT, log, run_child
 #: config on import), and a long-lived command (``client.NOT_SERVED``) imports them itself.
 NOT_PRELOADED = (
     "contextfork.__main__",
+    "contextfork.daemon",  # this module: it runs as __main__
     "contextfork.githooks",
     "contextfork.harness.mcp",
     "contextfork.harness.minisweagent",
@@ -316,7 +321,10 @@ class Server:
             code = 1
             try:
                 self._become_child(conn)
-                code = run_child(conn, self.key, self.import_env, self.started_w, accepted)
+                from contextfork import entry  # lazy: preload imported it under its recording
+
+                code = run_child(conn, self.key, self.import_env, self.started_w, accepted,
+                                 entry.main)
             finally:
                 os._exit(code)
         self.children[pid] = conn
@@ -372,7 +380,7 @@ class Server:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m contextfork.server.daemon SOCKET KEY", file=sys.stderr)
+        print("usage: python -m contextfork.daemon SOCKET KEY", file=sys.stderr)
         return 2
     path, key = argv
     directory = os.path.dirname(path)

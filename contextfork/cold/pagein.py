@@ -1,8 +1,9 @@
-"""Hydration: verified bytes back into the prompt, within the per-call and per-turn caps.
+"""Page-in: verified bytes back into the prompt, within the per-call and per-turn caps.
 
-Every hydrated node is re-read and re-verified (all three SHA-256 identities) at the moment it
-is hydrated; token costs come from the counts cached in the index at fold time, so a scan never
-loads the tokenizer. Only an explicit ``hydrate`` of a node larger than the remaining budget
+Every paged-in node is re-read and re-verified (all three SHA-256 identities) at the moment it
+is paged in; token costs come from the counts cached in the index at fold time, so a page-in
+by prompt never loads the tokenizer. Only an explicit page-in of one step (``fold hydrate``, the
+IPCF name) of a node larger than the remaining budget
 needs the tokenizer, to cut the content on a token boundary (``truncated: true``).
 """
 
@@ -17,7 +18,7 @@ from contextfork.errors import CheckFailed
 
 
 class BudgetExhausted(CheckFailed):
-    """The turn's hydration budget is spent; evicting does not refund what was injected."""
+    """The turn's page-in budget is spent; evicting does not refund what was injected."""
 
 
 def render_block(node: dict[str, Any], body: str, mode: str, *, truncated: bool = False) -> str:
@@ -76,11 +77,11 @@ def record(state: dict[str, Any], step_id: int, tokens: int, mode: str) -> None:
     state["tokens_used"] = int(state["tokens_used"]) + tokens
 
 
-def hydrate_one(layout: StoreLayout, policy: dict[str, Any], step_id: int) -> dict[str, Any]:
-    """Hydrate one step into the current turn (caller holds the store lock)."""
+def page_in_one(layout: StoreLayout, policy: dict[str, Any], step_id: int) -> dict[str, Any]:
+    """Page one step into the current turn (caller holds the store lock)."""
     node = read_node(layout, step_id)
     state = load_turn(layout)
-    # Already whole in this turn's prompt: hydrating it again costs nothing more (a summary or
+    # Already whole in this turn's prompt: paging it in again costs nothing more (a summary or
     # a window of it earlier in the turn does not make the whole step free).
     again = any(int(h["step_id"]) == step_id and h.get("mode") == "content"
                 for h in state["hydrated"])  # fmt: skip
@@ -89,8 +90,8 @@ def hydrate_one(layout: StoreLayout, policy: dict[str, Any], step_id: int) -> di
     allowed = min(per_call, left_turn)
     if allowed <= 0 and not again:
         raise BudgetExhausted(
-            f"turn {state['turn']} has used its {policy['per_turn_token_cap']}-token hydration budget",
-            hint="the next scan starts a new turn; use `fold show` for a zero-cost developer view",
+            f"turn {state['turn']} has used its {policy['per_turn_token_cap']}-token page-in budget",
+            hint="the next prompt's page-in (`fold scan`) starts a new turn; use `fold show` for a zero-cost developer view",
         )
     content = readable_of(node)
     tokens = int(node.get("readable_token_count", node["token_count"]))

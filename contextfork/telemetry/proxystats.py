@@ -1,4 +1,4 @@
-"""What the proxy really sent for a session, on disk for ``status`` and the status line.
+"""What the proxy really sent for a session, read back for ``status`` and the status line.
 
 The proxy writes one file per conversation (``.contextfork/proxy/<store session>.json``,
 ``layout.proxy_stats``) at most once a second while it runs, off the request's path. The

@@ -10,8 +10,9 @@ They are keyed by stable step keys (``Step.identity``: the harness's own id of t
 the same step after a compaction renumbered the view or a refold re-rendered it.
 
 This module is stdlib + hashing only (no pydantic): the renderer, ``fork`` and the page-in
-hook read decisions on paths that must stay lean. The pydantic model in ``models`` describes
-the same file for the JSON Schema and the tests.
+hook read decisions on paths that must stay lean. It sits in ``cold`` (below ``render`` and
+``contextfork.curate``, which edits the decisions); the pydantic model in ``curate.models``
+describes the same file for the JSON Schema and the tests.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from contextfork.sessionids import check_session_id
 FORMAT = "contextfork-curation"
 VERSION = 1
 FILE_NAME = CURATION_FILE
+#: The longest brief the agent may write (the renderer shows it in place of a fold's notes).
+BRIEF_CAP = 2000
 
 
 @dataclass(frozen=True)

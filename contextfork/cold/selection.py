@@ -8,8 +8,8 @@ missing context, never stale context. Then one hop of explicit references ("re-a
 the rollback in step 4") is followed for nodes that are not themselves superseded.
 
 Picks stay in selection order — the node covering most uncovered terms first, then the nodes
-that explain them — which is the order the reference reports ("hydrate Steps 342, 137, 447")
-and the order the prompt hook injects them in.
+that explain them — which is the order the reference reports ("hydrate Steps 342, 137, 447";
+"hydrate" is IPCF's word for page-in) and the order the prompt hook injects them in.
 
 Steps are grouped by the exact set of prompt terms they cover (a bitmask), so each greedy round
 costs O(distinct masks), not O(candidate nodes).
@@ -144,7 +144,7 @@ def _prefixed_paths(
     return out
 
 
-def select(
+def select(  # noqa: C901 - complexity 24, over the cap when it came (issue 27)
     conn: sqlite3.Connection, prompt: str, budget: int, *, follow_refs: int = 1,
     preferred: frozenset[int] = frozenset(), peek: Any = None, live: Any = None,
 ) -> Selection:
@@ -263,15 +263,15 @@ def _window_terms(node: dict[str, Any], forms: list[str]) -> list[str]:
     return [f for f in forms if f in text] or forms
 
 
-def _select_sources(
+def _select_sources(  # noqa: C901 - complexity 16, over the cap when it came (issue 27)
     conn: sqlite3.Connection, sel: Selection, idents: list[str], postings: dict[str, set[int]],
     prefixed: dict[str, list[str]], peek: Any, preferred: frozenset[int],
 ) -> Selection:
     """For each identifier: its origin, then its latest change, then (when neither differs
     from the other, or there is room) its newest other mention — round by round across the
     prompt's identifiers, so every term gets its source before any term gets a second step."""
-    from contextfork.cold.hydrate import window_body
     from contextfork.cold.origin import rank
+    from contextfork.cold.pagein import window_body
 
     plans: list[tuple[str, list[tuple[str, int]]]] = []
     for t in idents:

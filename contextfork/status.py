@@ -1,0 +1,110 @@
+"""``contextfork status``: the IPSF context metrics of a session plus the state of its repository.
+
+Works with only a transcript (no repository), only a repository (no transcript found), or both.
+The session's figures are ``contextfork.telemetry.status``; this module adds the git state and
+the latest package, so it sits above ``telemetry`` and ``package``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from contextfork import gitstate, layout, provenance
+from contextfork.envelope import Problem, Result
+from contextfork.errors import ContextforkError
+from contextfork.package.store import list_packages
+from contextfork.package.validate import validate_package
+from contextfork.telemetry import proxystats
+from contextfork.telemetry.models import GitInfo, LatestPackage, ProxyInfo, Telemetry
+from contextfork.telemetry.report import render_text
+from contextfork.telemetry.status import load_policy, now_iso, session_telemetry
+from contextfork.transcript import load_session
+from contextfork.transcript.locate import current_transcript
+
+
+def git_info(root: Path) -> GitInfo:
+    head = gitstate.head(root)
+    st = gitstate.status(root)
+    staged = sum(1 for e in st.entries if e.kind != "u" and e.xy[:1] not in (".", "?", " "))
+    modified = sum(1 for e in st.entries if e.kind != "u" and e.xy[1:2] == "M")
+    deleted = sum(1 for e in st.entries if "D" in e.xy and e.kind != "u")
+    renamed = sum(1 for e in st.entries if e.kind == "2")
+    conflicts = sum(1 for e in st.entries if e.kind == "u")
+    info = GitInfo(
+        root=str(root), branch=head.branch, detached=head.detached, unborn=head.unborn,
+        head=head.sha, staged=staged, modified=modified, deleted=deleted, renamed=renamed,
+        untracked=len(st.untracked), conflicts=conflicts,
+        dirty=bool(st.entries or st.untracked),
+    )
+    info.latest_package = latest_package(root)
+    return info
+
+
+def latest_package(root: Path) -> LatestPackage | None:
+    """The newest package a session would be offered (``contextfork.provenance``)."""
+    offered = (r for r in reversed(list_packages(root))
+               if provenance.standing(root, r.package_id, r.path).offered)  # fmt: skip
+    ref = next(offered, None)
+    if ref is None:
+        return None
+    v = validate_package(ref.path, root)
+    warnings = sum(1 for p in v.problems if p.severity == "warning")
+    return LatestPackage(
+        package_id=ref.package_id, path=str(ref.path), valid=not v.errors,
+        errors=len(v.errors), warnings=warnings,
+    )
+
+
+def find_transcript(transcript: Path | None, root: Path | None, cwd: Path) -> Path | None:
+    if transcript is not None:
+        return transcript
+    for where in dict.fromkeys([cwd, *([root] if root else [])]):
+        found = current_transcript(where)
+        if found is not None:
+            return found
+    return None
+
+
+def build_status(
+    transcript: Path | None = None,
+    repo: Path | None = None,
+    cwd: Path | None = None,
+    *,
+    context_window: int | None = None,
+) -> Result:
+    """The whole report as a ``Result`` whose data validates against context-telemetry."""
+    cwd = cwd or Path.cwd()
+    root = layout.optional_repo(repo, cwd)
+    pol = load_policy(root)
+    notes: list[str] = []
+    problems: list[Problem] = []
+    path = find_transcript(transcript, root, cwd)
+    parts: dict[str, Any] = {
+        "session": None, "tokens": None, "steps": None, "compactions": [],
+        "touched_files": [], "failed_commands": [], "billing": None, "risk": None,
+    }
+    if path is None:
+        notes.append("no transcript: pass --transcript P (no Claude Code session found here)")
+    else:
+        session = load_session(path)
+        parts.update(session_telemetry(session, pol.policy, context_window=context_window))
+        if root is not None and session.session_id:
+            figures = proxystats.read(root, session.session_id)
+            parts["proxy"] = ProxyInfo(**proxystats.summary(figures)) if figures else None
+        if session.malformed_lines:
+            problems.append(
+                Problem("warning", "malformed_lines",
+                        f"{session.malformed_lines} malformed line(s) skipped", str(path))
+            )
+    git: GitInfo | None = None
+    if root is None:
+        notes.append("not inside a git repository: git state omitted (pass --repo PATH)")
+    else:
+        try:
+            git = git_info(root)
+        except ContextforkError as err:
+            problems.append(Problem("warning", "git_state", err.one_line(), str(root)))
+    telemetry = Telemetry(generated_at=now_iso(), policy=pol, git=git, notes=notes, **parts)
+    data = telemetry.model_dump(mode="json")
+    return Result(command="status", data=data, problems=problems, text=render_text(data))
