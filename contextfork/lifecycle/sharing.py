@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -230,12 +231,22 @@ def push(
     result = Result("push", data=data, problems=problems + cold_notes, text=text)
     if cold is None:
         return result
+    return _carry_cold(result, bool(with_cold), "pushed", f"contextfork fold push {remote}",
+                       lambda: cold_share.send_prepared(root, remote, cold))
+
+
+def _carry_cold(result: Result, asked: bool, what: str, fix: str,
+                share: Callable[[], Any]) -> Result:  # fmt: skip
+    """The packages' result with their cold sessions' share; a share that fails is a warning
+    on the packages that did go, unless it was asked for (``--with-cold``)."""
+    from contextfork.cold import share as cold_share
+
     try:
-        return cold_share.carried(result, cold_share.send_prepared(root, remote, cold))
+        return cold_share.carried(result, share())
     except ContextforkError as exc:
-        if with_cold:
+        if asked:
             raise
-        result.problems.append(_cold_left("pushed", exc, f"contextfork fold push {remote}"))
+        result.problems.append(_cold_left(what, exc, fix))
         return result
 
 
@@ -413,10 +424,6 @@ def pull(root: Path, remote: str, *, with_cold: bool | None = None) -> Result:
         pkgs = [packages_dir(root) / p for p in [*pulled, *present]]
         if with_cold is None and not cold_share.referenced_sessions(pkgs)[0]:
             return result
-        try:
-            return cold_share.carried(result, cold_share.pull_for_packages(root, remote, pkgs))
-        except ContextforkError as exc:
-            if with_cold:
-                raise
-            result.problems.append(_cold_left("pulled", exc, f"contextfork fold pull {remote}"))
+        return _carry_cold(result, bool(with_cold), "pulled", f"contextfork fold pull {remote}",
+                           lambda: cold_share.pull_for_packages(root, remote, pkgs))
     return result

@@ -18,16 +18,19 @@ from tests.helpers import Repo
 from tests.proxy.recorded import body_of
 
 
-def _history(calls: int) -> list[dict[str, Any]]:
+def _history(calls: int, *, same_output: bool = False) -> list[dict[str, Any]]:
+    """``calls`` Bash calls of 200 rows each; ``same_output``: every call prints the same rows
+    (from the second on, a dedupe stub replaces them)."""
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
     for i in range(calls):
+        k = 0 if same_output else i
         msgs.append({"role": "assistant", "content": [
             {"type": "text", "text": f"Listing {i}."},
             {"type": "tool_use", "id": f"toolu_{i:04d}", "name": "Bash",
-             "input": {"command": f"seq {i} 200"}}]})
+             "input": {"command": f"seq {k} 200"}}]})
         msgs.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": f"toolu_{i:04d}",
-             "content": "\n".join(f"row_{i}_{n}" for n in range(200))}]})
+             "content": "\n".join(f"row_{k}_{n}" for n in range(200))}]})
     return msgs
 
 
@@ -56,20 +59,6 @@ def test_a_pinned_step_comes_back_raw_on_the_next_call(
     assert anthropic.pair_faults(json.loads(again.body)["messages"]) == set()
 
 
-def _repeating(calls: int) -> list[dict[str, Any]]:
-    """Every call prints the same 200 rows: from the second on, a dedupe stub replaces them."""
-    msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
-    for i in range(calls):
-        msgs.append({"role": "assistant", "content": [
-            {"type": "text", "text": f"Listing {i}."},
-            {"type": "tool_use", "id": f"toolu_{i:04d}", "name": "Bash",
-             "input": {"command": "cat rows.txt"}}]})
-        msgs.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"toolu_{i:04d}",
-             "content": "\n".join(f"row_{n} value {n * 7}" for n in range(200))}]})
-    return msgs
-
-
 def test_a_dedupe_stub_names_the_models_own_way_back_not_restore(
         repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONTEXTFORK_PROXY_ADAPTIVE", "0")
@@ -78,7 +67,7 @@ def test_a_dedupe_stub_names_the_models_own_way_back_not_restore(
     tools = [{"name": "Bash", "input_schema": {"type": "object"}}]
     bodies = []
     for n in range(2, 9):
-        res = adapt(api, reg, repo.path, headers, body_of(_repeating(n), tools=tools),
+        res = adapt(api, reg, repo.path, headers, body_of(_history(n, same_output=True), tools=tools),
                     deadline=time.monotonic() + 60)
         if res.body is not None:
             bodies.append(json.loads(res.body)["messages"])
