@@ -49,13 +49,7 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` atomically (same-directory temp file, fsync, rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with _temp_then_replace(tmp, path):
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+    _fill_then_replace(fd, tmp, path, data, mode)
 
 
 def write_output(path: Path, data: bytes) -> None:
@@ -78,13 +72,18 @@ def write_output(path: Path, data: bytes) -> None:
             continue
     else:  # pragma: no cover - 100 collisions of 48 random bits
         raise FileExistsError(f"no free temporary name beside {path}")
+    _fill_then_replace(fd, tmp, path, data, keep)
+
+
+def _fill_then_replace(fd: int, tmp: str, path: Path, data: bytes, mode: int | None) -> None:
+    """``data`` into the open temp file, on disk (fsync), its mode set, then renamed over."""
     with _temp_then_replace(tmp, path):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if keep is not None:
-            os.chmod(tmp, keep)
+        if mode is not None:
+            os.chmod(tmp, mode)
 
 
 def append_line(path: Path, line: bytes) -> int:
