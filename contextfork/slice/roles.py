@@ -31,6 +31,10 @@ SECTIONS: dict[str, str] = {
     "files_under_test": "test files the parent read, edited or ran",
     "reads": "files and ranges the parent read (names only: the subagent reads them itself)",
     "commands": "each shell command the parent ran, newest first, with its status and first line",
+    "working_files": "the freshest content the parent saw of the files it worked on most recently "
+                     "and the task names (newest read or write, then the edits after it)",
+    "command_outputs": "the commands the parent ran most recently and most often (and the task "
+                       "names), each with the tail of its newest output",
 }
 
 DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,500)
@@ -39,16 +43,19 @@ DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,5
 # exact file ranges and outputs (recent_work) take what room is left.
 BUILTIN_ROLES: dict[str, dict[str, Any]] = {
     "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched",
-                             "reads"]},
-    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "do_not_retry",
-                           "files_touched", "reads", "commands", "recent_work"]},
-    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "files_touched",
-                            "commands"]},
+                             "reads", "working_files"]},
+    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "files_touched",
+                           "commands", "working_files", "command_outputs", "reads", "do_not_retry",
+                           "recent_work"]},
+    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "command_outputs",
+                            "files_touched", "commands", "working_files"]},
     "reviewer": {"sections": ["task", "goal", "decisions", "diff_summary", "test_runs",
-                              "do_not_retry", "files_touched", "commands"]},
-    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "commands", "do_not_retry"]},
-    "default": {"sections": ["task", "goal", "next_action", "do_not_retry", "files_touched", "reads",
-                             "commands", "recent_work"]},
+                              "do_not_retry", "files_touched", "working_files", "commands"]},
+    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "commands", "do_not_retry",
+                              "working_files"]},
+    "default": {"sections": ["task", "goal", "next_action", "failures_on_files", "files_touched",
+                             "commands", "working_files", "command_outputs", "reads", "do_not_retry",
+                             "recent_work"]},
 }
 
 # agent_type name → role, checked in order on the casefolded name (after explicit mappings).

@@ -1,0 +1,58 @@
+"""The working set a coder slice carries: the files and commands the parent's recent steps and
+the delegated task point at, with their content (bench/slice_bench.py measures how much of what
+a subagent re-read is already there)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contextfork.slice import roles
+from contextfork.slice.build import cut
+from contextfork.slice.live import read_live
+from tests.slice.parent import Writer
+
+BUDGET = 2_500
+
+
+def _parent(cwd: Path, task: str | None) -> Writer:
+    w = Writer(cwd)
+    w.prompt("Port the reader")
+    w.call("Read", {"file_path": f"{cwd}/src/old_reader.py"}, "1\tdef OLD_READER_BODY():\n2\t    return 'ZORBLAX-OLD'\n")
+    for i in range(12):  # much newer work on other files crowds it out of a small slice
+        w.call("Read", {"file_path": f"{cwd}/src/mod{i}.py"}, f"1\tdef fn_{i}():\n2\t    return 'MOD-{i}-CONTENT-LINE'\n" + "x" * 200)
+        w.call("Bash", {"command": f"echo step {i}"}, f"step {i}")
+    for _ in range(3):
+        w.call("Bash", {"command": "pytest tests/test_reader.py -q"}, "Exit code 1\ncollected 4\n....\nFAILED test_reader - KeyError\n1 failed, 3 passed",
+               error=True)
+    if task is not None:
+        w.agents({"description": "port", "prompt": task, "subagent_type": "general-purpose"})
+    return w
+
+
+def _coder(path: Path, task: str, budget: int = BUDGET) -> str:
+    spec = roles.resolve("coder", {}, budget)
+    assert spec is not None
+    return str(cut(read_live(path), None, None, spec, agent_type=None, session=None, task=task)["text"])
+
+
+def test_the_coder_slice_carries_the_newest_content_of_the_files_worked_on(tmp_path: Path) -> None:
+    path = _parent(tmp_path, None).write(tmp_path / "p.jsonl")
+    text = _coder(path, "")
+    assert "MOD-11-CONTENT-LINE" in text  # the newest file's content, not only its name
+    assert "ZORBLAX-OLD" not in text  # an old one-off read does not fit this budget
+    assert len(text) <= BUDGET
+
+
+def test_a_file_the_task_names_is_carried_with_its_content_however_old(tmp_path: Path) -> None:
+    task = "Finish porting old_reader.py to the new API"
+    path = _parent(tmp_path, task).write(tmp_path / "p.jsonl")
+    text = _coder(path, task)
+    assert "ZORBLAX-OLD" in text
+    assert text.index("ZORBLAX-OLD") < text.index("MOD-11-CONTENT-LINE")
+
+
+def test_a_command_the_parent_keeps_rerunning_comes_with_the_tail_of_its_output(tmp_path: Path) -> None:
+    path = _parent(tmp_path, None).write(tmp_path / "p.jsonl")
+    text = _coder(path, "", 9_000)
+    at = text.index("$ pytest tests/test_reader.py -q → failed, ran 3 times")
+    assert "1 failed, 3 passed" in text[at:]
