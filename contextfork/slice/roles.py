@@ -10,6 +10,7 @@ role by a fixed name rule (``role_for``).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ _NAME_RULE: tuple[tuple[str, str], ...] = (
     ("test", "tester"), ("qa", "tester"),
     ("review", "reviewer"), ("audit", "reviewer"),
     ("explor", "explorer"), ("search", "explorer"), ("research", "explorer"), ("guide", "explorer"),
+    ("scout", "explorer"),
     ("code", "coder"), ("implement", "coder"), ("engineer", "coder"), ("fix", "coder"),
 )  # fmt: skip
 
@@ -112,6 +114,33 @@ def role_for(agent_type: str | None, slices: dict[str, Any]) -> str:
         if needle in name:
             return role
     return "default"
+
+
+# pi 0.73.1's subagent example extension starts a child as ``pi --mode json -p --no-session
+# [--model M] [--tools a,b] [--append-system-prompt <tmp>/prompt-<agent name>.md] "Task: …"``.
+_PI_PROMPT_FILE = re.compile(r"(?:^|[/\\])prompt-([\w.-]{1,100})\.md$")
+_PI_WRITE_TOOLS = {"bash", "edit", "write"}
+
+
+def pi_child(argv: list[str]) -> tuple[str | None, str | None]:
+    """(agent type, role) of a child pi from its own command line: the agent's name is in the
+    file name of its ``--append-system-prompt``; without one, a ``--tools`` list that can
+    neither run commands nor change files (pi's read-only agents) is an explorer. (None, None):
+    nothing to tell (the role then comes from the agent type, else ``default``)."""
+    name: str | None = None
+    tools: set[str] | None = None
+    for i, arg in enumerate(argv[:-1]):
+        nxt = argv[i + 1]
+        if arg == "--append-system-prompt":
+            m = _PI_PROMPT_FILE.search(nxt)
+            name = m.group(1) if m else name
+        elif arg == "--tools":
+            tools = {t.strip().casefold() for t in nxt.split(",") if t.strip()}
+    if name:
+        return name, None
+    if tools is not None and tools and not tools & _PI_WRITE_TOOLS:
+        return None, "explorer"
+    return None, None
 
 
 def resolve(role: str, slices: dict[str, Any], budget: int | None = None) -> Role | None:
