@@ -22,8 +22,10 @@ from contextfork.slice.live import AGENT_TOOLS, Call, LiveView, task_text
 from contextfork.slice.sources import Package, Store
 
 EXCERPT = 1_200
-WORK_FILES, WORK_FILE_CHARS, WORK_EDITS, WORK_EDIT_CHARS = 10, 300, 1, 200
-WORK_COMMANDS, WORK_OUTPUT_CHARS = 6, 300
+# the working set: a file per WORK_FILE_BUDGET chars of the budget (10 at the default 9,000),
+# a command per WORK_COMMAND_BUDGET (6); each file's content and each output cut to these sizes
+WORK_FILE_BUDGET, WORK_FILE_CHARS, WORK_EDITS, WORK_EDIT_CHARS = 900, 300, 1, 200
+WORK_COMMAND_BUDGET, WORK_OUTPUT_CHARS = 1_500, 300
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead")
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch")
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell")
@@ -56,8 +58,9 @@ def _cut(text: str, n: int = EXCERPT) -> str:
 class Cutter:
     """Builds the blocks of each section from the three sources."""
 
-    def __init__(self, live: LiveView, store: Store | None, pkg: Package | None, task: str) -> None:
-        self.live, self.store, self.pkg, self.task = live, store, pkg, task
+    def __init__(self, live: LiveView, store: Store | None, pkg: Package | None, task: str,
+                 budget: int = R.DEFAULT_BUDGET) -> None:  # fmt: skip
+        self.live, self.store, self.pkg, self.task, self.budget = live, store, pkg, task, budget
         self.session = store.session_id if store else None
         # file offset → the folded step holding that line (lines follow their step's key line)
         self._marks: list[tuple[int, int]] = []
@@ -350,7 +353,7 @@ class Cutter:
         content it saw of each (newest read or write), then the edits made after it."""
         out: list[Block] = []
         calls = self.live.calls
-        for path, _score in W.rank_files(calls, self.files_of, self.task)[:WORK_FILES]:
+        for path, _score in W.rank_files(calls, self.files_of, self.task)[: max(1, self.budget // WORK_FILE_BUDGET)]:
             shown, edits = W.content_call(calls, path, self.files_of)
             if shown is not None:
                 head = self.describe(shown, 0).split("\n", 1)[0]
@@ -364,7 +367,8 @@ class Cutter:
     def sec_command_outputs(self) -> list[Block]:
         """The commands the parent ran most (recently), each with the tail of its newest output."""
         out: list[Block] = []
-        for cmd, call, runs in W.rank_commands(self.live.calls, self.command_of, self.task)[:WORK_COMMANDS]:
+        for cmd, call, runs in W.rank_commands(self.live.calls, self.command_of, self.task)[
+                : max(1, self.budget // WORK_COMMAND_BUDGET)]:
             status = "failed" if call.is_error else "ok"
             times = f", ran {runs} times" if runs > 1 else ""
             body = W.excerpt_tail(call.result, WORK_OUTPUT_CHARS)
@@ -411,7 +415,7 @@ def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -
 def cut(live: LiveView, store: Store | None, pkg: Package | None, role: R.Role, *,
         agent_type: str | None, session: str | None, task: str) -> dict[str, Any]:  # fmt: skip
     """The slice: its text (≤ role.budget) and what each block is."""
-    cutter = Cutter(live, store, pkg, task)
+    cutter = Cutter(live, store, pkg, task, role.budget)
     blocks: list[Block] = []
     seen: set[str] = set()
     for section in role.sections:
