@@ -168,6 +168,15 @@ def probes(parent_calls: list[dict[str, Any]], sub_calls: list[dict[str, Any]]) 
     return [(k, v, r) for (k, v), r in out.items()]
 
 
+def in_record(parent_calls: list[dict[str, Any]], probe: tuple[str, str, str]) -> bool:
+    """Whether anything the parent's calls hold (inputs, results) holds the probe with its
+    content: the most any slice of the parent's record could reach."""
+    _kind, value, _ = probe
+    every = "\n".join(f"{json.dumps(c.get('input'), ensure_ascii=False)}\n{c.get('result', '')}\n"
+                      + "\n".join(str(v) for v in (c.get("input") or {}).values()) for c in parent_calls)
+    return held(f"{value}\n{every}", probe)[1]
+
+
 def content_lines(result: str) -> set[str]:
     return {s for s in (_LINE_NO.sub("", ln).strip() for ln in result.splitlines()) if len(s) >= 12}
 
@@ -240,7 +249,9 @@ def report(name: str, rows: dict[str, dict[str, list[Any]]], totals: dict[str, A
           f"in {totals['sessions']} sessions; probes: {totals['probes_file']} files re-read, "
           f"{totals['probes_cmd']} commands re-run; budget {budget} chars")
     print(f"(a) nothing (the delegation prompt alone): holds {totals['nothing'][0]}/{totals['nothing'][1]} probes")
-    print("(b) the parent's whole live context holds every probe by construction (the parent had them)")
+    print("(b) the parent's whole live context holds every probe by name (the parent had them); with "
+          f"content (the parent's record holds what the subagent got back): {totals['record']}/{totals['nothing'][1]} "
+          "(a re-run command's output often changed): the most a slice can reach")
     print(f"{'role':<9} {'median tok':>10} {'max tok':>8} {'median % of live':>17} {'max %':>6} "
           f"{'files named':>12} {'w/ content':>11} {'cmds named':>11} {'w/ output':>10} {'all named':>10} {'all w/ content':>15}")
     for role in ROLES:
@@ -268,7 +279,8 @@ def main() -> int:
         for group, path in sessions(base, args.split, tmp):
             rows, totals = groups.setdefault(group, (
                 {r: {k: [] for k in ("ratio", "tokens", "files", "files_c", "cmds", "cmds_c")} for r in ROLES},
-                {"spawns": 0, "real": 0, "probes_file": 0, "probes_cmd": 0, "nothing": [0, 0], "sessions": 0}))
+                {"spawns": 0, "real": 0, "probes_file": 0, "probes_cmd": 0, "nothing": [0, 0], "sessions": 0,
+                 "record": 0}))
             totals["sessions"] += 1
             parsed = parse(path)
             raw = path.read_bytes()
@@ -285,6 +297,7 @@ def main() -> int:
                 totals["probes_cmd"] += len(ps) - nf
                 totals["nothing"][0] += sum(v in sp["task"] for _, v, _ in ps)
                 totals["nothing"][1] += len(ps)
+                totals["record"] += sum(in_record(sp["parent_calls"], p) for p in ps)
                 line = [f"{group:<8} {path.name[:14]:<14} {sp['kind']} {sp['sub']!s:<22} live {live:>7} tok  probes {nf}f/{len(ps) - nf}c"]
                 for role in ROLES:
                     spec = R.resolve(role, {}, args.budget)
