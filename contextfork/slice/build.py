@@ -369,10 +369,10 @@ class Cutter:
         out: list[Block] = []
         for cmd, call, runs in W.rank_commands(self.live.calls, self.command_of, self.task)[
                 : max(1, self.budget // WORK_COMMAND_BUDGET)]:
-            status = "failed" if call.is_error else "ok"
+            status = " (failed)" if call.is_error else ""  # as describe() marks it
             times = f", ran {runs} times" if runs > 1 else ""
             body = W.excerpt_tail(call.result, WORK_OUTPUT_CHARS)
-            out.append(self._call_block("command_outputs", call, f"$ {_cut(cmd, 300)} → {status}{times}\n{body}"))
+            out.append(self._call_block("command_outputs", call, f"$ {_cut(cmd, 300)}{status}{times}\n{body}"))
         return out
 
 def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -> tuple[str, list[Block], list[Block]]:

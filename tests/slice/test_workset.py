@@ -54,5 +54,5 @@ def test_a_file_the_task_names_is_carried_with_its_content_however_old(tmp_path:
 def test_a_command_the_parent_keeps_rerunning_comes_with_the_tail_of_its_output(tmp_path: Path) -> None:
     path = _parent(tmp_path, None).write(tmp_path / "p.jsonl")
     text = _coder(path, "", 9_000)
-    at = text.index("$ pytest tests/test_reader.py -q → failed, ran 3 times")
+    at = text.index("$ pytest tests/test_reader.py -q (failed), ran 3 times")
     assert "1 failed, 3 passed" in text[at:]
