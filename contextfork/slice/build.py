@@ -414,7 +414,11 @@ def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -
 
 def cut(live: LiveView, store: Store | None, pkg: Package | None, role: R.Role, *,
         agent_type: str | None, session: str | None, task: str) -> dict[str, Any]:  # fmt: skip
-    """The slice: its text (≤ role.budget) and what each block is."""
+    """The slice: its text (≤ role.budget, and ≤ a tenth of the parent's recorded context but
+    never below ``CONTEXT_FLOOR``) and what each block is."""
+    if live.context_tokens:
+        cap = max(R.CONTEXT_FLOOR, int(live.context_tokens * R.CONTEXT_SHARE))
+        role = R.Role(role.name, role.sections, min(role.budget, cap))
     cutter = Cutter(live, store, pkg, task, role.budget)
     blocks: list[Block] = []
     seen: set[str] = set()

@@ -39,6 +39,12 @@ SECTIONS: dict[str, str] = {
 }
 
 DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,500)
+# A slice stays within a tenth of what the parent's newest model call was sent (its recorded
+# input): CONTEXT_SHARE characters per token of it (a slice runs about 3 characters a token;
+# 0.27 keeps clear of 10 %), but never below CONTEXT_FLOOR characters (a tiny parent's slice
+# would be empty; ~600 tokens are nothing next to any harness's own prompt).
+CONTEXT_SHARE = 0.27
+CONTEXT_FLOOR = 2_000
 
 # Short lists (names, commands) come before bulky content, so a tight budget keeps them; the
 # exact file ranges and outputs (recent_work) take what room is left.

@@ -56,3 +56,21 @@ def test_a_command_the_parent_keeps_rerunning_comes_with_the_tail_of_its_output(
     text = _coder(path, "", 9_000)
     at = text.index("$ pytest tests/test_reader.py -q (failed), ran 3 times")
     assert "1 failed, 3 passed" in text[at:]
+
+
+def _with_context(w: Writer, tokens: int) -> Writer:
+    for o in w.out:  # every model call recorded this input (Claude Code's usage fields)
+        usage = (o.get("message") or {}).get("usage")
+        if isinstance(usage, dict):
+            usage.update(input_tokens=tokens, cache_creation_input_tokens=0, cache_read_input_tokens=0)
+    return w
+
+
+def test_a_slice_stays_within_a_tenth_of_the_parents_recorded_context(tmp_path: Path) -> None:
+    sizes = {}
+    for tokens in (3_000, 20_000, 200_000):
+        path = _with_context(_parent(tmp_path, None), tokens).write(tmp_path / f"p{tokens}.jsonl")
+        sizes[tokens] = len(_coder(path, "", 9_000))
+    assert sizes[3_000] <= roles.CONTEXT_FLOOR  # a tiny parent: the floor, not an empty slice
+    assert roles.CONTEXT_FLOOR < sizes[20_000] <= 20_000 * roles.CONTEXT_SHARE
+    assert sizes[200_000] > 20_000 * roles.CONTEXT_SHARE  # the budget binds, not the parent
