@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from contextfork import layout
 from contextfork.forkstub import STUB_PREFIX
 from tests.helpers import Repo, cli, run_cli
@@ -94,6 +96,22 @@ def test_fork_shows_a_subagent_as_one_unit_whose_folds_give_back_its_exact_bytes
     page = (out / "index.html").read_text()
     block = page[page.index(f'id="agent-{AGENT}"'):][:4000]
     assert result_cmd in block and unit_cmd in block
+
+
+def test_peek_fold_pages_the_subagents_result_back_exactly(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextfork.harness.mcp_server import build_server
+    from tests.harness.test_mcp import _env, run_calls
+
+    _session_with_a_subagent(repo, tmp_path)
+    monkeypatch.setenv("CONTEXTFORK_ALLOWED_ROOTS", str(repo.path))
+    key = f"{SESSION}.agent-{AGENT}.result"
+    res = run_calls(build_server(), [
+        ("peek_fold", {"workspace": str(repo.path), "session_id": key, "step": 1, "offset": at, "length": 1000})
+        for at in range(0, len(RESULT), 1000)])  # fmt: skip
+    pieces = [_env(r)["data"] for r in res[1:]]
+    assert all(p["verified"] for p in pieces) and "".join(p["content"] for p in pieces) == RESULT
 
 
 def test_a_result_fold_that_does_not_verify_is_not_named_in_the_stub(repo: Repo, tmp_path: Path) -> None:
