@@ -1,27 +1,40 @@
 """Role slices benchmark (prints figures; not a test).
 
-    python bench/slice_bench.py [--data DIR] [--every 12] [--horizon 15] [--budget 9000]
+    python bench/slice_bench.py [--data DIR] [--every 5] [--horizon 15] [--budget 9000]
+                                [--split tune|held-out|all]
 
-For each Claude Code dev session in DIR/transcripts/claude-code, at each spawn point:
+Sessions, split once and for all by source (the slicer's selection was tuned on ``tune`` only;
+``held-out`` was scored after the rules were fixed):
+- tune: the Claude Code dev sessions in DIR/transcripts/claude-code (one real 2.7 MB session
+  with its recorded subagents, and the small ones);
+- held-out: the pi session in DIR/transcripts/pi and the five mini-swe-agent trajectories in
+  DIR/transcripts/mini-swe-agent (converted here to pi session lines, bash calls only).
+
+At each spawn point:
 - real spawns: the parent's Task/Agent calls whose subagent transcript is recorded
   (``<session>/subagents/agent-<id>.jsonl``; compaction agents skipped);
 - pseudo spawns (synthetic): every ``--every`` tool calls of the parent, the next ``--horizon``
   tool calls of the parent itself stand in for a subagent handed the rest of the work.
 
 Size: the slice of each role (o200k tokens) against (a) nothing and (b) the parent's whole live
-context at that point (the recorded usage of its last main-chain response: what a fork
-subagent inherits). Relevance probes come from the subagent's recorded calls by a rule that
-does not use the slicer's: a file the subagent Read that the parent's calls before the spawn
-already named (any tool input), and a shell command it ran that the parent had run (same text).
-A probe is held when the slice text names the file (or holds the command); "with content" also
-needs a block of the slice whose label points at a parent call on that file or command. The
-baseline "nothing" holds what the delegation prompt alone names (pseudo spawns: nothing).
+context at that point (the recorded usage of its last response, else the o200k count of the
+messages so far: what a fork subagent inherits). Relevance probes come from the subagent's
+recorded calls by a rule that does not use the slicer's: a file the subagent Read that the
+parent's calls before the spawn already named (any tool input), and a shell command it ran that
+the parent had run (same text, blanks squeezed). A probe is "named" when the slice text names
+the file (or holds the command). It is "held with content" when the slice also holds what the
+subagent got back: at least min(3, n) of the n distinct lines of 12+ characters of the
+subagent's own result of that call (a Read result without its line-number prefixes) occur in
+the slice text (a result with no such line: named is enough). That rule reads only the
+subagent's recorded output and the slice's text: nothing of the slicer's labels or sections.
+The baseline "nothing" holds what the delegation prompt alone names (pseudo spawns: nothing).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -34,10 +47,13 @@ sys.path.insert(0, str(ROOT))
 
 from contextfork.slice import roles as R  # noqa: E402
 from contextfork.slice.build import cut  # noqa: E402
-from contextfork.slice.live import AGENT_TOOLS, read_live  # noqa: E402
+from contextfork.slice.live import read_live  # noqa: E402
 from contextfork.tokens import count_tokens  # noqa: E402
 
 ROLES = sorted(R.BUILTIN_ROLES)
+AGENT_CALLS = ("Task", "Agent")
+_PI_NAMES = {"read": "Read", "bash": "Bash", "edit": "Edit", "write": "Write"}
+_LINE_NO = re.compile(r"^\s*\d+(→|\t)")
 
 
 def data_dir(given: str | None) -> Path:
@@ -47,152 +63,248 @@ def data_dir(given: str | None) -> Path:
     sys.exit("no ../shared/data/transcripts here: pass --data DIR")
 
 
-def lines_of(path: Path) -> list[tuple[int, bytes, dict[str, Any]]]:
-    out, off = [], 0
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+class Parsed:
+    """The bench's own reading of a session (not the slicer's): calls with results, usage."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []  # name, input, result, end (offset after its result)
+        self.usage: list[tuple[int, int]] = []  # (offset after the line, recorded context tokens)
+        self.texts: list[tuple[int, str]] = []  # (offset after the line, message text) for the count
+
+
+def parse(path: Path) -> Parsed:
+    """Claude Code or pi lines (main chain only) → calls in order with their results."""
+    out = Parsed()
+    by_id: dict[str, dict[str, Any]] = {}
+    off = 0
     for raw in path.read_bytes().splitlines(keepends=True):
+        end = off + len(raw)
+        off = end
         try:
             obj = json.loads(raw)
         except ValueError:
-            obj = {}
-        out.append((off, raw, obj if isinstance(obj, dict) else {}))
-        off += len(raw)
+            continue
+        if not isinstance(obj, dict) or obj.get("isSidechain"):
+            continue
+        msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        content = msg.get("content")
+        role = msg.get("role", obj.get("type"))
+        out.texts.append((end, json.dumps(content, ensure_ascii=False)[:200_000]))
+        u = msg.get("usage") or {}
+        total = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                   "cache_read_input_tokens", "input", "cacheRead", "cacheWrite"))
+        if role == "assistant" and total:
+            out.usage.append((end, total))
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") in ("tool_use", "toolCall"):
+                inp = dict(b.get("input") or b.get("arguments") or {})
+                name = _PI_NAMES.get(str(b.get("name")), str(b.get("name")))
+                if "path" in inp and "file_path" not in inp:
+                    inp["file_path"] = inp["path"]
+                call = {"name": name, "input": inp, "result": "", "end": end, "call_end": end}
+                out.calls.append(call)
+                by_id[str(b.get("id"))] = call
+            elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) in by_id:
+                hit = by_id[str(b.get("tool_use_id"))]
+                hit["result"], hit["end"] = _text(b.get("content")), end
+        if role == "toolResult" and str(msg.get("toolCallId")) in by_id:
+            hit = by_id[str(msg.get("toolCallId"))]
+            hit["result"], hit["end"] = _text(content), end
     return out
 
 
-def tool_uses(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    msg = obj.get("message")
-    content = msg.get("content") if isinstance(msg, dict) else None
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"] if isinstance(content, list) else []
-
-
-def live_tokens(lines: list[tuple[int, bytes, dict[str, Any]]]) -> int | None:
-    """The recorded context of the last main-chain response (input + cache creation + read)."""
-    for _, _, obj in reversed(lines):
-        if obj.get("type") == "assistant" and not obj.get("isSidechain"):
-            u = (obj.get("message") or {}).get("usage") or {}
-            total = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-            if total:
-                return total
-    return None
+def miniswe_to_pi(traj: Path, dest: Path) -> None:
+    """A mini-swe-agent trajectory as pi session lines: each reply's bash block is a ``bash``
+    tool call, the next observation its result (the slicer reads pi sessions)."""
+    msgs = json.loads(traj.read_bytes()).get("messages") or []
+    lines = [{"type": "session", "id": traj.stem, "cwd": "/testbed"}]
+    pending: str | None = None
+    for i, m in enumerate(msgs):
+        text = _text(m.get("content"))
+        if m.get("role") == "assistant":
+            cmd = re.findall(r"```bash\n(.*?)```", text, re.S)
+            usage = ((m.get("extra") or {}).get("response") or {}).get("usage") or {}
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+            pending = None
+            if cmd:
+                pending = f"call{i}"
+                blocks.append({"type": "toolCall", "id": pending, "name": "bash", "arguments": {"command": cmd[0].strip()}})
+            lines.append({"type": "message", "message": {"role": "assistant", "content": blocks,
+                                                         "usage": {"input": int(usage.get("prompt_tokens") or 0)}}})
+        elif m.get("role") == "user" and pending is not None:
+            lines.append({"type": "message", "message": {"role": "toolResult", "toolCallId": pending,
+                                                         "content": [{"type": "text", "text": text}]}})
+            pending = None
+        elif m.get("role") == "user":
+            lines.append({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}})
+    dest.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
 
 
 def norm(cmd: str) -> str:
     return " ".join(cmd.split())
 
 
-def probes(parent_calls: list[dict[str, Any]], sub_calls: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(kind, value) of what the subagent re-read or re-ran (independent of the slicer)."""
+def probes(parent_calls: list[dict[str, Any]], sub_calls: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(kind, value, the subagent's own result) of what it re-read or re-ran (not the slicer's rules)."""
     named = json.dumps([c.get("input") for c in parent_calls])
-    ran = {norm(str(c["input"].get("command"))) for c in parent_calls if c.get("name") == "Bash" and isinstance(c.get("input"), dict)}
-    out: list[tuple[str, str]] = []
+    ran = {norm(str(c["input"].get("command"))) for c in parent_calls if c.get("name") == "Bash"}
+    out: dict[tuple[str, str], str] = {}
     for c in sub_calls:
         inp = c.get("input") if isinstance(c.get("input"), dict) else {}
         if c.get("name") == "Read" and isinstance(inp.get("file_path"), str) and json.dumps(inp["file_path"])[1:-1] in named:
-            out.append(("file", inp["file_path"]))
+            out.setdefault(("file", inp["file_path"]), c.get("result", ""))
         elif c.get("name") == "Bash" and isinstance(inp.get("command"), str) and norm(inp["command"]) in ran:
-            out.append(("command", norm(inp["command"])))
-    return list(dict.fromkeys(out))
+            out.setdefault(("command", norm(inp["command"])), c.get("result", ""))
+    return [(k, v, r) for (k, v), r in out.items()]
 
 
-def held(slice_out: dict[str, Any], probe: tuple[str, str]) -> tuple[bool, bool]:
-    text = slice_out["text"]
-    kind, value = probe
-    if kind == "command":
-        hit = value in norm(text)
-        return hit, hit  # a command is its own content
-    hit = value in text
-    with_content = False
-    for para in text.split("\n["):  # each block starts with its [label]
-        head, _, body = para.partition("]\n")
-        if value in body.split("\n", 1)[0] and ("live transcript" in head or "step " in head) and "\n" in body.strip():
-            with_content = True
-    return hit, with_content
+def in_record(parent_calls: list[dict[str, Any]], probe: tuple[str, str, str]) -> bool:
+    """Whether anything the parent's calls hold (inputs, results) holds the probe with its
+    content: the most any slice of the parent's record could reach."""
+    _kind, value, _ = probe
+    every = "\n".join(f"{json.dumps(c.get('input'), ensure_ascii=False)}\n{c.get('result', '')}\n"
+                      + "\n".join(str(v) for v in (c.get("input") or {}).values()) for c in parent_calls)
+    return held(f"{value}\n{every}", probe)[1]
 
 
-def spawns(path: Path, every: int, horizon: int) -> list[dict[str, Any]]:
-    lines = lines_of(path)
-    main = [(off, raw, o) for off, raw, o in lines if not o.get("isSidechain")]
+def content_lines(result: str) -> set[str]:
+    return {s for s in (_LINE_NO.sub("", ln).strip() for ln in result.splitlines()) if len(s) >= 12}
+
+
+def held(text: str, probe: tuple[str, str, str]) -> tuple[bool, bool]:
+    """(named, held with content) by the bench's rule (module docstring)."""
+    kind, value, result = probe
+    named = value in norm(text) if kind == "command" else value in text
+    want = content_lines(result)
+    if not named:
+        return False, False
+    if not want:
+        return True, True
+    return True, sum(ln in text for ln in want) >= min(3, len(want))
+
+
+def spawns(path: Path, parsed: Parsed, every: int, horizon: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    calls = parsed.calls
     sub_dir = path.with_suffix("") / "subagents"
-    # real spawns: the Task/Agent call whose recorded subagent starts with the same prompt
-    recorded = {}
+    recorded = {}  # real spawns: the Task/Agent call whose recorded subagent has the same prompt
     if sub_dir.is_dir():
         for f in sorted(sub_dir.glob("agent-*.jsonl")):
             if "compact" in f.name:
                 continue
-            sub = lines_of(f)
-            first = next((o for _, _, o in sub if o.get("type") == "user"), {})
+            first = next((json.loads(x) for x in f.read_bytes().splitlines() if b'"type":"user"' in x.replace(b" ", b"")), {})
             prompt = (first.get("message") or {}).get("content")
-            calls = [t for _, _, o in sub for t in tool_uses(o)]
-            recorded[str(prompt)[:200]] = (f.name, calls)
-    calls_seen: list[dict[str, Any]] = []
-    for i, (off, _raw, obj) in enumerate(main):
-        for t in tool_uses(obj):
-            if t.get("name") in AGENT_TOOLS:
-                prompt = str((t.get("input") or {}).get("prompt"))
-                key = prompt[:200]
-                out.append({"kind": "real", "cut": off + len(_raw), "task": prompt,
-                            "agent_type": (t.get("input") or {}).get("subagent_type"),
-                            "sub": recorded.get(key, (None, []))[0], "sub_calls": recorded.get(key, (None, []))[1],
-                            "parent_calls": list(calls_seen), "lines": main[: i + 1]})
-            calls_seen.append(t)
-    # pseudo spawns: cut after every `every` calls; the next `horizon` calls are the "subagent"
-    flat: list[tuple[int, dict[str, Any], int]] = []  # (line index, call, end offset)
-    for i, (off, raw, obj) in enumerate(main):
-        for t in tool_uses(obj):
-            flat.append((i, t, off + len(raw)))
-    for k in range(every, len(flat) - horizon, every):
-        i, _t, end = flat[k - 1]
-        # the cut goes after the result of call k (the next main line that is not the call)
-        res_end = end
-        for off, raw, o in main[i + 1 : i + 4]:
-            if o.get("type") == "user":
-                res_end = off + len(raw)
-                break
-        out.append({"kind": "pseudo", "cut": res_end, "task": "", "agent_type": None, "sub": f"calls {k + 1}-{k + horizon}",
-                    "sub_calls": [c for _, c, _ in flat[k : k + horizon]],
-                    "parent_calls": [c for _, c, _ in flat[:k]],
-                    "lines": [x for x in main if x[0] < res_end]})
+            recorded[str(prompt)[:200]] = (f.name, parse(f).calls)
+    for k, c in enumerate(calls):
+        if c["name"] in AGENT_CALLS:
+            prompt = str(c["input"].get("prompt"))
+            name, sub = recorded.get(prompt[:200], (None, []))
+            # the cut: the Agent call's own line is written, its result is not
+            out.append({"kind": "real", "cut": c["call_end"], "task": prompt,
+                        "agent_type": c["input"].get("subagent_type"), "sub": name, "sub_calls": sub,
+                        "parent_calls": calls[:k]})
+    for k in range(every, len(calls) - horizon, every):
+        out.append({"kind": "pseudo", "cut": calls[k - 1]["end"], "task": "", "agent_type": None,
+                    "sub": f"calls {k + 1}-{k + horizon}", "sub_calls": calls[k : k + horizon],
+                    "parent_calls": calls[:k]})
     return out
+
+
+def live_tokens(parsed: Parsed, cut_at: int) -> int:
+    rec = [t for e, t in parsed.usage if e <= cut_at]
+    if rec:
+        return rec[-1]
+    return count_tokens("\n".join(t for e, t in parsed.texts if e <= cut_at))
+
+
+def sessions(base: Path, split: str, tmp: Path) -> list[tuple[str, Path]]:
+    out: list[tuple[str, Path]] = []
+    if split in ("tune", "all"):
+        out += [("tune", p) for p in sorted((base / "claude-code").glob("*.jsonl"))]
+    if split in ("held-out", "all"):
+        out += [("held-out", p) for p in sorted((base / "pi").glob("*.jsonl"))]
+        for traj in sorted((base / "mini-swe-agent").glob("*.traj.json")):
+            dest = tmp / f"{traj.name.removesuffix('.traj.json')}.jsonl"
+            miniswe_to_pi(traj, dest)
+            out.append(("held-out", dest))
+    return out
+
+
+def _pct(xs: list[bool]) -> str:
+    return f"{100 * sum(xs) / len(xs):5.1f}%" if xs else "   n/a"
+
+
+def report(name: str, rows: dict[str, dict[str, list[Any]]], totals: dict[str, Any], budget: int) -> None:
+    print(f"\n== {name}: {totals['spawns']} spawn points ({totals['real']} real Task/Agent calls, the rest pseudo) "
+          f"in {totals['sessions']} sessions; probes: {totals['probes_file']} files re-read, "
+          f"{totals['probes_cmd']} commands re-run; budget {budget} chars")
+    print(f"(a) nothing (the delegation prompt alone): holds {totals['nothing'][0]}/{totals['nothing'][1]} probes")
+    print("(b) the parent's whole live context holds every probe by name (the parent had them); with "
+          f"content (the parent's record holds what the subagent got back): {totals['record']}/{totals['nothing'][1]} "
+          "(a re-run command's output often changed): the most a slice can reach")
+    print(f"{'role':<9} {'median tok':>10} {'max tok':>8} {'median % of live':>17} {'max %':>6} "
+          f"{'files named':>12} {'w/ content':>11} {'cmds named':>11} {'w/ output':>10} {'all named':>10} {'all w/ content':>15}")
+    for role in ROLES:
+        r = rows[role]
+        print(f"{role:<9} {statistics.median(r['tokens']):>10.0f} {max(r['tokens']):>8} "
+              f"{100 * statistics.median(r['ratio']):>16.2f}% {100 * max(r['ratio']):>5.1f}% "
+              f"{_pct(r['files']):>12} {_pct(r['files_c']):>11} {_pct(r['cmds']):>11} {_pct(r['cmds_c']):>10} "
+              f"{_pct(r['files'] + r['cmds']):>10} {_pct(r['files_c'] + r['cmds_c']):>15}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data")
-    ap.add_argument("--every", type=int, default=12)
+    ap.add_argument("--every", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=15)
     ap.add_argument("--budget", type=int, default=R.DEFAULT_BUDGET)
+    ap.add_argument("--split", choices=("tune", "held-out", "all"), default="all")
+    ap.add_argument("--quiet", action="store_true", help="only the tables")
     args = ap.parse_args()
-    base = data_dir(args.data) / "transcripts" / "claude-code"
-    rows: dict[str, dict[str, list[float]]] = {r: {"ratio": [], "tokens": [], "files": [], "files_c": [], "cmds": []} for r in ROLES}
-    nothing: dict[str, list[int]] = {"files": [0, 0], "cmds": [0, 0]}
-    totals = {"spawns": 0, "real": 0, "probes_file": 0, "probes_cmd": 0, "ms": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        for path in sorted(base.glob("*.jsonl")):
-            for sp in spawns(path, args.every, args.horizon):
-                prefix = Path(tmp) / "parent.jsonl"
-                prefix.write_bytes(path.read_bytes()[: sp["cut"]])
+    base = data_dir(args.data) / "transcripts"
+    groups: dict[str, tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]] = {}
+    ms: list[float] = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for group, path in sessions(base, args.split, tmp):
+            rows, totals = groups.setdefault(group, (
+                {r: {k: [] for k in ("ratio", "tokens", "files", "files_c", "cmds", "cmds_c")} for r in ROLES},
+                {"spawns": 0, "real": 0, "probes_file": 0, "probes_cmd": 0, "nothing": [0, 0], "sessions": 0,
+                 "record": 0}))
+            totals["sessions"] += 1
+            parsed = parse(path)
+            raw = path.read_bytes()
+            for sp in spawns(path, parsed, args.every, args.horizon):
+                prefix = tmp / f"parent{path.suffix}"
+                prefix.write_bytes(raw[: sp["cut"]])
                 view = read_live(prefix)
-                live = live_tokens(sp["lines"])
+                live = live_tokens(parsed, sp["cut"])
                 ps = probes(sp["parent_calls"], sp["sub_calls"])
                 totals["spawns"] += 1
                 totals["real"] += sp["kind"] == "real"
-                nf = sum(k == "file" for k, _ in ps)
-                nc = len(ps) - nf
+                nf = sum(k == "file" for k, _, _ in ps)
                 totals["probes_file"] += nf
-                totals["probes_cmd"] += nc
-                for k, v in ps:  # the delegation prompt alone ("nothing" besides the prompt)
-                    slot = "files" if k == "file" else "cmds"
-                    nothing[slot][0] += v in sp["task"]
-                    nothing[slot][1] += 1
-                tag = f"{path.name[:12]} {sp['kind']} {sp['sub']}"
-                line = [f"{tag:<44} live {live or 0:>7} tok  probes {nf}f/{nc}c"]
+                totals["probes_cmd"] += len(ps) - nf
+                totals["nothing"][0] += sum(v in sp["task"] for _, v, _ in ps)
+                totals["nothing"][1] += len(ps)
+                totals["record"] += sum(in_record(sp["parent_calls"], p) for p in ps)
+                line = [f"{group:<8} {path.name[:14]:<14} {sp['kind']} {sp['sub']!s:<22} live {live:>7} tok  probes {nf}f/{len(ps) - nf}c"]
                 for role in ROLES:
                     spec = R.resolve(role, {}, args.budget)
                     assert spec is not None
                     t0 = time.perf_counter()
                     out = cut(view, None, None, spec, agent_type=sp["agent_type"], session=None, task=sp["task"])
-                    totals["ms"].append((time.perf_counter() - t0) * 1000)
+                    ms.append((time.perf_counter() - t0) * 1000)
                     assert len(out["text"]) <= args.budget
                     tok = count_tokens(out["text"]) if out["text"] else 0
                     row = rows[role]
@@ -200,32 +312,17 @@ def main() -> int:
                     if live:
                         row["ratio"].append(tok / live)
                     for p in ps:
-                        hit, with_content = held(out, p)
-                        if p[0] == "file":
-                            row["files"].append(hit)
-                            row["files_c"].append(with_content)
-                        else:
-                            row["cmds"].append(hit)
+                        named, with_content = held(out["text"], p)
+                        row["files" if p[0] == "file" else "cmds"].append(named)
+                        row["files_c" if p[0] == "file" else "cmds_c"].append(with_content)
                     line.append(f"{role[:4]} {tok:>5}")
-                print("  ".join(line))
-    print()
-    print(f"spawn points: {totals['spawns']} ({totals['real']} real Task/Agent calls, the rest pseudo); "
-          f"probes: {totals['probes_file']} files re-read, {totals['probes_cmd']} commands re-run; budget {args.budget} chars")
-    print(f"(a) nothing (the delegation prompt alone): holds {nothing['files'][0]}/{nothing['files'][1]} file probes, "
-          f"{nothing['cmds'][0]}/{nothing['cmds'][1]} command probes; 0 tokens of the parent")
-    print("(b) the parent's whole live context holds every probe by construction (the parent had them)")
-    print(f"{'role':<9} {'median tok':>10} {'max tok':>8} {'median % of live':>17} {'max %':>6} "
-          f"{'files named':>12} {'w/ content':>11} {'commands':>9} {'all probes':>11}")
-    for role in ROLES:
-        r = rows[role]
-        def pct(xs: list[float]) -> str:
-            return f"{100 * sum(xs) / len(xs):5.1f}%" if xs else "   n/a"
-        allp = r["files"] + r["cmds"]
-        print(f"{role:<9} {statistics.median(r['tokens']):>10.0f} {max(r['tokens']):>8} "
-              f"{100 * statistics.median(r['ratio']):>16.2f}% {100 * max(r['ratio']):>5.1f}% "
-              f"{pct(r['files']):>12} {pct(r['files_c']):>11} {pct(r['cmds']):>9} {pct(allp):>11}")
-    print(f"slice cut time (in-process, live view read once per spawn): median "
-          f"{statistics.median(totals['ms']):.1f} ms, max {max(totals['ms']):.1f} ms")
+                if not args.quiet:
+                    print("  ".join(line))
+    for name in ("tune", "held-out"):
+        if name in groups:
+            report(name, *groups[name], args.budget)
+    print(f"\nslice cut time (in-process, live view read once per spawn): median "
+          f"{statistics.median(ms):.1f} ms, max {max(ms):.1f} ms")
     return 0
 
 

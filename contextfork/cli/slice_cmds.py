@@ -29,12 +29,16 @@ def register(app: typer.Typer) -> None:
         task: Annotated[str | None, typer.Option(
             "--task", help="Key the slice to this task text (default: the parent's newest "
             "Agent/Task call, when one can be read).")] = None,
+        child_argv: Annotated[str | None, typer.Option(
+            "--child-argv", help="JSON list: a child pi's own arguments; its agent name (the "
+            "--append-system-prompt file prompt-NAME.md) or its --tools pick the role.")] = None,
         repo: RepoOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """A role's slice of the parent session: verified blocks labelled with their step and
         payload_sha256, within a budget; what did not fit is named for `fold show`."""
-        from contextfork.slice.api import slice_result
+        from contextfork.slice.api import parse_argv, slice_result
 
         emit(slice_result(role, session=session, transcript=transcript, agent_type=agent_type,
-                          budget=budget, task=task, repo=repo), as_json)
+                          budget=budget, task=task, repo=repo,
+                          child_argv=parse_argv(child_argv)), as_json)  # fmt: skip

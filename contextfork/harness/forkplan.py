@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from contextfork import layout
 from contextfork.envelope import Problem
 from contextfork.forkstub import STUB_PREFIX, stub_text
+from contextfork.harness.forkchain import rename_preserved
 from contextfork.hashing import sha256_text
 
 if TYPE_CHECKING:
@@ -112,11 +113,14 @@ def build_fork(
     decisions: Decisions | None = None,
 ) -> ForkPlan:
     """The fork's lines (pure: reads the cold store, writes nothing). A step the agent pinned
-    or expanded (``contextfork context pin``) keeps its results raw in the fork."""
+    or expanded (``contextfork context pin``) keeps its results raw in the fork. A subagent's
+    result names the subagent's own folds too (one unit: ``slice.units``)."""
     from contextfork.cold.keyed import known_ids
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
+    from contextfork.slice.units import stub_unit, units_by_call
 
+    units = units_by_call(session, repo)
     store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
     cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[str, int]] = {}
@@ -152,7 +156,7 @@ def build_fork(
         new_uuid = renamed.get(old) if isinstance(old, str) else None
         if isinstance(old, str) and new_uuid:
             uuids[old] = new_uuid
-        _rename_preserved(obj, renamed)
+        rename_preserved(obj, renamed)
         for key in ("parentUuid", "logicalParentUuid"):
             if isinstance(obj.get(key), str):
                 mapped = uuids.get(obj[key])
@@ -202,41 +206,19 @@ def build_fork(
                         }
                     )
                     continue
-                b["content"] = stub_text(step_index, body, sha, orig_id, briefs.pop(offset, None))
+                unit = stub_unit(units.get(call), b.get("content"))
+                b["content"] = stub_text(step_index, body, sha, orig_id, briefs.pop(offset, None),
+                                         unit)
                 plan.stubs.append(
                     {"step": step_index, "call_id": call, "chars": len(body), "sha256": sha,
                      "brief": offset in briefs, "stub_chars": len(b["content"]),
-                     "position": position.get(offset)}
+                     "position": position.get(offset), "subagent": unit}
                 )
                 stubbed_here = True
             if stubbed_here:
                 obj.pop("toolUseResult", None)  # the UI copy of the same bytes
         plan.lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
     return plan
-
-
-def _rename_preserved(obj: dict[str, Any], renamed: dict[str, str]) -> None:
-    """Point a boundary's preserved segment at the fork's uuids.
-
-    Claude Code 2.1 rebuilds the live view on resume from ``compactMetadata.preservedSegment``
-    (walk ``tailUuid`` back to ``headUuid``, hang it after ``anchorUuid``, the summary); left on
-    the original's uuids the walk fails and the resumed fork silently drops those messages.
-    """
-    meta = obj.get("compactMetadata")
-    if not isinstance(meta, dict):
-        return
-    seg = meta.get("preservedSegment")
-    if isinstance(seg, dict):
-        for k in ("headUuid", "anchorUuid", "tailUuid"):
-            if isinstance(seg.get(k), str) and seg[k] in renamed:
-                seg[k] = renamed[seg[k]]
-    listed = meta.get("preservedMessages")
-    if isinstance(listed, dict):
-        if isinstance(listed.get("anchorUuid"), str) and listed["anchorUuid"] in renamed:
-            listed["anchorUuid"] = renamed[listed["anchorUuid"]]
-        for k in ("uuids", "allUuids"):
-            if isinstance(listed.get(k), list):
-                listed[k] = [renamed.get(u, u) if isinstance(u, str) else u for u in listed[k]]
 
 
 def _conversation(session: Any) -> list[tuple[Any, ...]]:

@@ -88,6 +88,10 @@ def render_command(
     layout = _cold_layout(session, transcript, repo, session_id, needed=request is not None)
     decisions = _decisions(layout, session_id or session.session_id)
     view = render(session, t, policy(policy_name, k=k), decisions)
+    from contextfork.render.subagents import fold_subagents
+
+    root = layout.root.parent.parent if layout is not None else repo
+    messages, subagents = fold_subagents(list(view.messages), session, root)
     stored = None
     if layout is not None:
         stored = persist_steps(layout, session, (s.index for s in session.steps if s.index < t))
@@ -100,10 +104,11 @@ def render_command(
         "boundary": view.boundary,
         # The rendered prompt's own size (chars/4), labelled as such; the session's context
         # tokens are the one figure status/statusline/fork report.
-        "estimated_tokens": sum(estimate_tokens(m.content) for m in view.messages),
+        "estimated_tokens": sum(estimate_tokens(m.content) for m in messages),
         "context_tokens": context_tokens(session),
-        "messages": [m.to_json() for m in view.messages],
+        "messages": [m.to_json() for m in messages],
         "removals": [r.to_json() for r in view.removals],
+        "subagents": subagents,
         "folds": {fid: list(steps) for fid, steps in view.folds.items()},
         "decisions_revision": decisions.revision if decisions is not None else None,
         "cold_store": stored.to_json() if stored is not None else None,
@@ -111,11 +116,11 @@ def render_command(
     lines = [
         f"── [{m.role}:{m.kind}] step {m.step}" + ("" if m.block < 0 else f" block {m.block}")
         + f"\n{m.content}"
-        for m in view.messages
+        for m in messages
     ]
     text = "\n".join(lines) + (
         f"\n── step {t} · policy {policy_name} · k={k} · boundary b_t={view.boundary} · "
-        f"{len(view.messages)} messages · rendered prompt ~{data['estimated_tokens']} tokens "
+        f"{len(messages)} messages · rendered prompt ~{data['estimated_tokens']} tokens "
         f"(estimated, messages only) · session context tokens {_ctx(data['context_tokens'])} · "
         f"{len(view.removals)} removals · originals "
         + (f"in {stored.store}" if stored is not None else "not stored (no git repository)")

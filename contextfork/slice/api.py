@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from contextfork import layout
@@ -42,11 +43,28 @@ def _session_of(path: Path) -> str | None:
         return None
 
 
+def parse_argv(raw: str | None) -> list[str] | None:
+    """``--child-argv``: a JSON list of strings (anything else is a usage error)."""
+    if raw is None:
+        return None
+    try:
+        argv = json.loads(raw)
+    except ValueError as exc:
+        raise UsageError(f"--child-argv is not JSON: {exc}") from None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise UsageError("--child-argv must be a JSON list of strings")
+    return argv
+
+
 def slice_result(role: str | None, *, session: str | None = None, transcript: Path | None = None,
                  agent_type: str | None = None, budget: int | None = None, task: str | None = None,
-                 repo: Path | None = None, cwd: Path | None = None) -> Result:  # fmt: skip
+                 repo: Path | None = None, cwd: Path | None = None,
+                 child_argv: list[str] | None = None) -> Result:  # fmt: skip
     from contextfork.slice.build import slice_for
+    from contextfork.slice.roles import pi_child
 
+    if child_argv is not None and role is None and agent_type is None:
+        agent_type, role = pi_child(child_argv)  # a child pi: its agent name or its tools
     if budget is not None and budget <= 0:
         raise UsageError(f"--budget must be a positive number of characters, not {budget}")
     if role is None and agent_type is None:

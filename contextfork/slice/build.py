@@ -17,10 +17,15 @@ from typing import Any
 
 from contextfork.hashing import sha256_bytes
 from contextfork.slice import roles as R
+from contextfork.slice import workset as W
 from contextfork.slice.live import AGENT_TOOLS, Call, LiveView, task_text
 from contextfork.slice.sources import Package, Store
 
 EXCERPT = 1_200
+# the working set: a file per WORK_FILE_BUDGET chars of the budget (10 at the default 9,000),
+# a command per WORK_COMMAND_BUDGET (6); each file's content and each output cut to these sizes
+WORK_FILE_BUDGET, WORK_FILE_CHARS, WORK_EDITS, WORK_EDIT_CHARS = 900, 300, 1, 200
+WORK_COMMAND_BUDGET, WORK_OUTPUT_CHARS = 1_500, 300
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead")
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch")
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell")
@@ -53,8 +58,9 @@ def _cut(text: str, n: int = EXCERPT) -> str:
 class Cutter:
     """Builds the blocks of each section from the three sources."""
 
-    def __init__(self, live: LiveView, store: Store | None, pkg: Package | None, task: str) -> None:
-        self.live, self.store, self.pkg, self.task = live, store, pkg, task
+    def __init__(self, live: LiveView, store: Store | None, pkg: Package | None, task: str,
+                 budget: int = R.DEFAULT_BUDGET) -> None:  # fmt: skip
+        self.live, self.store, self.pkg, self.task, self.budget = live, store, pkg, task, budget
         self.session = store.session_id if store else None
         # file offset → the folded step holding that line (lines follow their step's key line)
         self._marks: list[tuple[int, int]] = []
@@ -142,7 +148,10 @@ class Cutter:
         else:
             head = f"{call.name} {_cut(str(call.input), 300)}"
         status = " (failed)" if call.is_error else ""
-        body = _cut(call.result, result_chars) if call.result and result_chars else ""
+        if not (call.result and result_chars):
+            body = ""
+        else:  # a command's verdict is at the end of its output; a file's content from the top
+            body = W.excerpt_tail(call.result, result_chars) if cmd is not None else _cut(call.result, result_chars)
         return f"{head}{status}\n{body}" if body else head + status
 
     # -- sections
@@ -231,6 +240,7 @@ class Cutter:
                 return out
             label, ref = self.live_ref(writes[-1])
             label = "live transcript: file paths of the parent's edit calls · newest " + label
+        ref["list"] = True
         return [Block("files_touched", "\n".join(f"- {f}" for f in files[:40]), label, ref)]
 
     def sec_diff_summary(self) -> list[Block]:
@@ -277,7 +287,7 @@ class Cutter:
                 latest.pop(cmd, None)
                 latest[cmd] = call
         calls = sorted(latest.values(), key=lambda c: not c.is_error)
-        return [self._call_block("test_runs", c, self.describe(c, 1_500)) for c in calls[:8]]
+        return [self._call_block("test_runs", c, self.describe(c, 700)) for c in calls[:6]]
 
     def sec_files_under_test(self) -> list[Block]:
         files: list[str] = []
@@ -293,40 +303,77 @@ class Cutter:
         if not files or last is None:
             return []
         label, ref = self.live_ref(last)
+        ref["list"] = True
         return [Block("files_under_test", "\n".join(f"- {f}" for f in files[:30]),
                       "live transcript: test files of the parent's calls · newest " + label, ref)]  # fmt: skip
 
+    def _list_block(self, section: str, lines: list[str], newest: Call, what: str) -> list[Block]:
+        """Names only, one block: labelled with the newest call the list was read from."""
+        if not lines:
+            return []
+        label, ref = self.live_ref(newest)
+        ref["list"] = True
+        return [Block(section, "\n".join(lines), f"live transcript: {what} · newest {label}", ref)]
+
     def sec_commands(self) -> list[Block]:
         """Each shell command the parent ran (newest first, once), its status and first line."""
-        out: list[Block] = []
+        lines: list[str] = []
         seen: set[str] = set()
+        newest: Call | None = None
         for call in reversed(self.live.calls):
             cmd = self.command_of(call)
             if cmd is None or " ".join(cmd.split()) in seen:
                 continue
             seen.add(" ".join(cmd.split()))
-            first = next((ln for ln in call.result.splitlines() if ln.strip()), "")[:160]
+            newest = newest or call
+            first = next((ln for ln in call.result.splitlines() if ln.strip()), "")[:100]
             status = "failed" if call.is_error else "ok"
-            out.append(self._call_block("commands", call, f"$ {_cut(cmd, 300)} → {status}: {first}"))
-            if len(out) >= 20:
+            lines.append(f"$ {_cut(cmd, 200)} → {status}: {first}")
+            if len(lines) >= 16:
                 break
-        return out
+        return self._list_block("commands", lines, newest, "the parent's shell commands") if newest else []
 
     def sec_reads(self) -> list[Block]:
-        out = []
-        seen: set[str] = set()
+        lines: list[str] = []
+        newest: Call | None = None
         for call in reversed(self.live.calls):
             if call.name not in ("Read", "NotebookRead", "Grep", "Glob"):
                 continue
             what = self.describe(call, 0)
-            if what in seen:
+            if what in lines:
                 continue
-            seen.add(what)
-            out.append(self._call_block("reads", call, what))
-            if len(out) >= 15:
+            newest = newest or call
+            lines.append(what)
+            if len(lines) >= 15:
                 break
+        return self._list_block("reads", lines, newest, "the parent's reads and searches") if newest else []
+
+    def sec_working_files(self) -> list[Block]:
+        """The files the parent worked on most (recently) and the task names: the freshest
+        content it saw of each (newest read or write), then the edits made after it."""
+        out: list[Block] = []
+        calls = self.live.calls
+        for path, _score in W.rank_files(calls, self.files_of, self.task)[: max(1, self.budget // WORK_FILE_BUDGET)]:
+            shown, edits = W.content_call(calls, path, self.files_of)
+            if shown is not None:
+                head = self.describe(shown, 0).split("\n", 1)[0]
+                out.append(self._call_block("working_files", shown,
+                                            f"{head}\n{W.shown_content(shown, WORK_FILE_CHARS)}"))  # fmt: skip
+            for e in edits[-WORK_EDITS:]:
+                out.append(self._call_block("working_files", e,
+                                            f"Edit {path} (after that):\n{W.edit_text(e, WORK_EDIT_CHARS)}"))  # fmt: skip
         return out
 
+    def sec_command_outputs(self) -> list[Block]:
+        """The commands the parent ran most (recently), each with the tail of its newest output."""
+        out: list[Block] = []
+        for cmd, call, runs in W.rank_commands(self.live.calls, self.command_of, self.task)[
+                : max(1, self.budget // WORK_COMMAND_BUDGET)]:
+            status = " (failed)" if call.is_error else ""  # as describe() marks it
+            times = f", ran {runs} times" if runs > 1 else ""
+            body = W.excerpt_tail(call.result, WORK_OUTPUT_CHARS)
+            out.append(self._call_block("command_outputs", call, f"$ {_cut(cmd, 300)}{status}{times}\n{body}"))
+        return out
 
 def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -> tuple[str, list[Block], list[Block]]:
     """Whole blocks in order while they fit; the rest named (peek-able when folded)."""
@@ -367,13 +414,18 @@ def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -
 
 def cut(live: LiveView, store: Store | None, pkg: Package | None, role: R.Role, *,
         agent_type: str | None, session: str | None, task: str) -> dict[str, Any]:  # fmt: skip
-    """The slice: its text (≤ role.budget) and what each block is."""
-    cutter = Cutter(live, store, pkg, task)
+    """The slice: its text (≤ role.budget, and ≤ a tenth of the parent's recorded context but
+    never below ``CONTEXT_FLOOR``) and what each block is."""
+    if live.context_tokens:
+        cap = max(R.CONTEXT_FLOOR, int(live.context_tokens * R.CONTEXT_SHARE))
+        role = R.Role(role.name, role.sections, min(role.budget, cap))
+    cutter = Cutter(live, store, pkg, task, role.budget)
     blocks: list[Block] = []
     seen: set[str] = set()
     for section in role.sections:
         for b in getattr(cutter, f"sec_{section}")():
-            key = b.text
+            # one call is shown once (its first section wins); a list of names is its own block
+            key = b.text if b.ref.get("list") or b.ref.get("kind") != "live" else str(b.ref["bytes"])
             if key in seen:
                 continue
             seen.add(key)

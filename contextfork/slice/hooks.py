@@ -39,25 +39,53 @@ def unit_key(session_id: str, agent_id: str) -> str:
     return f"{store_key(session_id, agent_id)}.unit"
 
 
-def _fold_unit(root: Path, session: str, agent_id: str, agent_type: str | None, transcript: Path,
-               data: bytes, sha: str) -> dict[str, Any]:  # fmt: skip
-    """The whole file as one restorable node: step N+1 when it differs from the newest, step N."""
+def result_key(session_id: str, agent_id: str) -> str:
+    """The store holding the subagent's result (its last message) as one node per version."""
+    return f"{store_key(session_id, agent_id)}.result"
+
+
+def _fold_version(root: Path, key: str, summary: str, data: bytes, sha: str,
+                  source: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """``data`` as one restorable node of store ``key``: step N+1 when it differs from the
+    newest step N, else step N."""
     from contextfork.cold import api as cold_api
     from contextfork.cold.layout import step_of_name
     from contextfork.cold.store import node_files, read_node
 
-    key = unit_key(session, agent_id)
     lay = cold_api.open_layout(root, key)
     steps = [s for s in (step_of_name(p.name) for p in node_files(lay)) if s is not None]
     newest = max(steps, default=0)
-    if newest and read_node(lay, newest)["payload_sha256"] == sha:
-        return {"session": key, "step": newest, "status": "unchanged"}
-    summary = f"subagent {agent_id} ({agent_type or 'agent'}) of session {session}: its whole transcript"
-    res = cold_api.fold_step(newest + 1, summary, data, repo=root, session=key, source={
-        "kind": "subagent", "file": transcript.name, "parent_session": session,
-        "agent_id": agent_id, "agent_type": agent_type})  # fmt: skip
+    if newest:
+        node = read_node(lay, newest)
+        if sha in (node["payload_sha256"], (node.get("source") or {}).get("original_sha256")):
+            return {"session": key, "step": newest, "status": "unchanged",
+                    "payload_sha256": node["payload_sha256"]}  # fmt: skip
+    res = cold_api.fold_step(newest + 1, summary, data, repo=root, session=key,
+                             source={**source, "original_sha256": sha})  # fmt: skip
     return {"session": key, "step": newest + 1, "status": res.data["status"],
             "payload_sha256": res.data["payload_sha256"]}  # fmt: skip
+
+
+def _fold_unit(root: Path, session: str, agent_id: str, agent_type: str | None, transcript: Path,
+               data: bytes, sha: str) -> dict[str, Any]:  # fmt: skip
+    """The whole transcript file as one restorable node (one step per version)."""
+    summary = f"subagent {agent_id} ({agent_type or 'agent'}) of session {session}: its whole transcript"
+    return _fold_version(root, unit_key(session, agent_id), summary, data, sha, {
+        "kind": "subagent", "file": transcript.name, "parent_session": session,
+        "agent_id": agent_id, "agent_type": agent_type})  # fmt: skip
+
+
+def _fold_result(root: Path, session: str, agent_id: str, agent_type: str | None,
+                 text: str) -> dict[str, Any]:  # fmt: skip
+    """The subagent's result (what the parent's agent call gets back) as one restorable node."""
+    from contextfork.hashing import sha256_bytes
+
+    data = text.encode("utf-8")
+    summary = f"subagent {agent_id} ({agent_type or 'agent'}) of session {session}: its result"
+    out = _fold_version(root, result_key(session, agent_id), summary, data, sha256_bytes(data), {
+        "kind": "subagent-result", "parent_session": session, "agent_id": agent_id,
+        "agent_type": agent_type})  # fmt: skip
+    return {**out, "chars": len(text), "sha256": sha256_bytes(data)}
 
 
 def agent_id_of(raw: dict[str, Any]) -> str | None:
@@ -186,13 +214,14 @@ def on_stop(root: Path | None, session_id: str | None, harness: str, raw: dict[s
     unit = _fold_unit(root, session_id, agent_id, agent_type, transcript, data, sha)
     res = cold_api.fold_session(transcript, repo=root, session=key)
     last = raw.get("last_assistant_message")
+    result = _fold_result(root, session_id, agent_id, agent_type, last) if isinstance(last, str) and last else None
     _write_record(root, session_id, agent_id, {
         "agent_id": agent_id, "agent_type": agent_type, "parent_session": session_id,
         "harness": harness, "store_session": key, "transcript": str(transcript),
         "transcript_sha256": sha, "transcript_bytes": size, "steps": res.data["steps"],
-        "unit": unit,
+        "unit": unit, "result": result,
         "last_message": ({"sha256": sha256_text(last), "chars": len(last)}
                          if isinstance(last, str) else None),
     })  # fmt: skip
     return {"action": "fold", "agent_id": agent_id, "store_session": key, "steps": res.data["steps"],
-            "written": res.data["written"], "unit": unit}  # fmt: skip
+            "written": res.data["written"], "unit": unit, "result": result}  # fmt: skip

@@ -66,6 +66,7 @@ class LiveView:
         self.prompts: list[str] = []
         self.line_uuids: list[tuple[int, str]] = []  # (file offset, uuid) in file order
         self.skipped = 0
+        self.context_tokens = 0  # the newest recorded input of a model call (0: none recorded)
 
     def bytes_of(self, span: tuple[int, int]) -> bytes:
         return self.data[span[0] - self.base : span[1] - self.base]
@@ -153,6 +154,8 @@ def _claude(view: LiveView, lines: list[tuple[int, int, dict[str, Any]]]) -> Non
         if not isinstance(msg, dict):
             continue
         content = msg.get("content")
+        if obj.get("type") == "assistant":
+            view.context_tokens = _recorded(msg.get("usage"), CLAUDE_INPUT) or view.context_tokens
         if obj.get("type") == "assistant" and isinstance(content, list):
             for b in content:
                 if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
@@ -185,6 +188,10 @@ def _codex(view: LiveView, lines: list[tuple[int, int, dict[str, Any]]]) -> None
     by_id: dict[str, Call] = {}
     for start, end, obj in lines:
         p = obj.get("payload")
+        if obj.get("type") == "event_msg" and isinstance(p, dict) and p.get("type") == "token_count":
+            info = p.get("info")
+            last = info.get("last_token_usage") if isinstance(info, dict) else None
+            view.context_tokens = _recorded(last, ("input_tokens",)) or view.context_tokens
         if obj.get("type") != "response_item" or not isinstance(p, dict):
             continue
         kind = p.get("type")
@@ -228,6 +235,8 @@ def _pi(view: LiveView, lines: list[tuple[int, int, dict[str, Any]]]) -> None:
         uid = obj.get("id") if isinstance(obj.get("id"), str) else None
         role = msg.get("role")
         content = msg.get("content")
+        if role == "assistant":
+            view.context_tokens = _recorded(msg.get("usage"), PI_INPUT) or view.context_tokens
         if role == "assistant" and isinstance(content, list):
             for b in content:
                 if isinstance(b, dict) and b.get("type") == "toolCall" and isinstance(b.get("arguments"), dict):
@@ -246,6 +255,22 @@ def _pi(view: LiveView, lines: list[tuple[int, int, dict[str, Any]]]) -> None:
             text = _text(content)
             if text:
                 view.prompts.append(text[:4000])
+
+
+CLAUDE_INPUT = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+PI_INPUT = ("input", "cacheRead", "cacheWrite")
+
+
+def _recorded(usage: Any, keys: tuple[str, ...]) -> int:
+    """The input a model call was sent, as its harness recorded it (0: not recorded)."""
+    if not isinstance(usage, dict):
+        return 0
+    total = 0
+    for k in keys:
+        v = usage.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            total += v
+    return total
 
 
 def _exit_code(text: str) -> int | None:

@@ -10,6 +10,7 @@ role by a fixed name rule (``role_for``).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,24 +32,37 @@ SECTIONS: dict[str, str] = {
     "files_under_test": "test files the parent read, edited or ran",
     "reads": "files and ranges the parent read (names only: the subagent reads them itself)",
     "commands": "each shell command the parent ran, newest first, with its status and first line",
+    "working_files": "the freshest content the parent saw of the files it worked on most recently "
+                     "and the task names (newest read or write, then the edits after it)",
+    "command_outputs": "the commands the parent ran most recently and most often (and the task "
+                       "names), each with the tail of its newest output",
 }
 
 DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,500)
+# A slice stays within a tenth of what the parent's newest model call was sent (its recorded
+# input): CONTEXT_SHARE characters per token of it (a slice runs about 3 characters a token;
+# 0.27 keeps clear of 10 %), but never below CONTEXT_FLOOR characters (a tiny parent's slice
+# would be empty; ~600 tokens are nothing next to any harness's own prompt).
+CONTEXT_SHARE = 0.27
+CONTEXT_FLOOR = 2_000
 
 # Short lists (names, commands) come before bulky content, so a tight budget keeps them; the
 # exact file ranges and outputs (recent_work) take what room is left.
 BUILTIN_ROLES: dict[str, dict[str, Any]] = {
     "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched",
-                             "reads"]},
-    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "do_not_retry",
-                           "files_touched", "reads", "commands", "recent_work"]},
-    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "files_touched",
-                            "commands"]},
+                             "reads", "working_files"]},
+    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "files_touched",
+                           "commands", "working_files", "command_outputs", "reads", "do_not_retry",
+                           "recent_work"]},
+    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "command_outputs",
+                            "files_touched", "commands", "working_files"]},
     "reviewer": {"sections": ["task", "goal", "decisions", "diff_summary", "test_runs",
-                              "do_not_retry", "files_touched", "commands"]},
-    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "commands", "do_not_retry"]},
-    "default": {"sections": ["task", "goal", "next_action", "do_not_retry", "files_touched", "reads",
-                             "commands", "recent_work"]},
+                              "do_not_retry", "files_touched", "working_files", "commands"]},
+    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "commands", "do_not_retry",
+                              "working_files"]},
+    "default": {"sections": ["task", "goal", "next_action", "failures_on_files", "files_touched",
+                             "commands", "working_files", "command_outputs", "reads", "do_not_retry",
+                             "recent_work"]},
 }
 
 # agent_type name → role, checked in order on the casefolded name (after explicit mappings).
@@ -57,6 +71,7 @@ _NAME_RULE: tuple[tuple[str, str], ...] = (
     ("test", "tester"), ("qa", "tester"),
     ("review", "reviewer"), ("audit", "reviewer"),
     ("explor", "explorer"), ("search", "explorer"), ("research", "explorer"), ("guide", "explorer"),
+    ("scout", "explorer"),
     ("code", "coder"), ("implement", "coder"), ("engineer", "coder"), ("fix", "coder"),
 )  # fmt: skip
 
@@ -105,6 +120,33 @@ def role_for(agent_type: str | None, slices: dict[str, Any]) -> str:
         if needle in name:
             return role
     return "default"
+
+
+# pi 0.73.1's subagent example extension starts a child as ``pi --mode json -p --no-session
+# [--model M] [--tools a,b] [--append-system-prompt <tmp>/prompt-<agent name>.md] "Task: …"``.
+_PI_PROMPT_FILE = re.compile(r"(?:^|[/\\])prompt-([\w.-]{1,100})\.md$")
+_PI_WRITE_TOOLS = {"bash", "edit", "write"}
+
+
+def pi_child(argv: list[str]) -> tuple[str | None, str | None]:
+    """(agent type, role) of a child pi from its own command line: the agent's name is in the
+    file name of its ``--append-system-prompt``; without one, a ``--tools`` list that can
+    neither run commands nor change files (pi's read-only agents) is an explorer. (None, None):
+    nothing to tell (the role then comes from the agent type, else ``default``)."""
+    name: str | None = None
+    tools: set[str] | None = None
+    for i, arg in enumerate(argv[:-1]):
+        nxt = argv[i + 1]
+        if arg == "--append-system-prompt":
+            m = _PI_PROMPT_FILE.search(nxt)
+            name = m.group(1) if m else name
+        elif arg == "--tools":
+            tools = {t.strip().casefold() for t in nxt.split(",") if t.strip()}
+    if name:
+        return name, None
+    if tools is not None and tools and not tools & _PI_WRITE_TOOLS:
+        return None, "explorer"
+    return None, None
 
 
 def resolve(role: str, slices: dict[str, Any], budget: int | None = None) -> Role | None:

@@ -69,16 +69,19 @@ def subagents_by_call(session: Any, root: Path | None) -> dict[str, list[dict[st
             continue
         rec = records.get(aid, {})
         sub = loaded.get(aid)
-        sl_raw, unit_raw = rec.get("slice"), rec.get("unit")
+        sl_raw, unit_raw, res_raw = rec.get("slice"), rec.get("unit"), rec.get("result")
         sl: dict[str, Any] = sl_raw if isinstance(sl_raw, dict) else {}
         unit: dict[str, Any] = unit_raw if isinstance(unit_raw, dict) else {}
+        result: dict[str, Any] = res_raw if isinstance(res_raw, dict) else {}
         out.setdefault(call, []).append({
             "agent_id": aid, "agent_type": rec.get("agent_type"), "role": rec.get("role"),
             "slice_chars": sl.get("chars"), "slice_sha256": sl.get("sha256"),
             "slice_labels": [b.get("label") for b in sl.get("blocks") or [] if isinstance(b, dict)],
             "slice_left": len(sl.get("left") or []),
             "store_session": rec.get("store_session"), "unit_session": unit.get("session"),
-            "unit_step": unit.get("step"), "steps": len(sub.steps) if sub is not None else rec.get("steps"),
+            "unit_step": unit.get("step"), "result_session": result.get("session"),
+            "result_step": result.get("step"), "result_sha256": result.get("sha256"),
+            "result_chars": result.get("chars"), "steps": len(sub.steps) if sub is not None else rec.get("steps"),
             "calls": [c.name for s in (sub.steps if sub is not None else []) for c in s.tool_calls][:40],
         })  # fmt: skip
     return out

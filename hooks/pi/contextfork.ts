@@ -340,7 +340,10 @@ export default function contextfork(pi: any) {
 				}
 			};
 			try {
-				const args = ["slice", "--transcript", String(parentOf.transcript), "--task", prompt, "--json"];
+				// The child's own command line names its agent (pi's subagent extension passes
+				// `--append-system-prompt …/prompt-<agent>.md` and `--tools …`): it picks the role.
+				const args = ["slice", "--transcript", String(parentOf.transcript), "--task", prompt,
+					"--child-argv", JSON.stringify(process.argv.slice(1)), "--json"];
 				if (typeof parentOf.session === "string") args.push("--session", parentOf.session);
 				const p = spawn(CONTEXTFORK[0], [...CONTEXTFORK.slice(1), ...args], {
 					cwd: ctx.cwd,

@@ -38,7 +38,9 @@ def _parent(body: dict[str, Any]) -> bool:
     return "SUBTASK-pi" not in json.dumps(body.get("messages", [])[:1])
 
 
-def test_a_child_pi_gets_the_parents_slice_before_its_first_call(pi: PiRig, client_prefix: Path) -> None:
+def _child_text(pi: PiRig, client_prefix: Path, agent_md: str, agent: str) -> str:
+    """Run the parent with the subagent example extension and one project agent; the text of the
+    child pi's first request."""
     pi.contextfork("hooks", "install", "--pi")
     ext = pi.repo.path / ".pi" / "extensions" / "subagent"
     ext.mkdir(parents=True)
@@ -46,8 +48,8 @@ def test_a_child_pi_gets_the_parents_slice_before_its_first_call(pi: PiRig, clie
         shutil.copy(client_prefix / EXAMPLE / name, ext / name)
     agents = pi.repo.path / ".pi" / "agents"
     agents.mkdir()
-    (agents / "worker.md").write_text("---\nname: worker\ndescription: does the work\n---\nYou are a worker.\n")
-    task = {"agent": "worker", "task": "SUBTASK-pi fix the zorblax reader", "agentScope": "project",
+    (agents / f"{agent}.md").write_text(agent_md)
+    task = {"agent": agent, "task": "SUBTASK-pi fix the zorblax reader", "agentScope": "project",
             "confirmProjectAgents": False}  # fmt: skip
     pi.mock.script(
         Reply(text="Checking.", tool_uses=[ToolUse("bash", {"command": FAILING})], when=_parent),
@@ -58,8 +60,21 @@ def test_a_child_pi_gets_the_parents_slice_before_its_first_call(pi: PiRig, clie
     bodies = pi.mock.main_requests()
     children = [b for b in bodies if not _parent(b)]
     assert children, "the subagent extension did not start a child pi"
-    text = request_text(children[0])
+    assert not any("contextfork slice of the parent" in request_text(b) for b in bodies if _parent(b))
+    return request_text(children[0])
+
+
+def test_a_child_pi_gets_the_parents_slice_before_its_first_call(pi: PiRig, client_prefix: Path) -> None:
+    text = _child_text(pi, client_prefix, "---\nname: worker\ndescription: does the work\n---\nYou are a worker.\n",
+                       "worker")  # fmt: skip
     assert "Task: SUBTASK-pi fix the zorblax reader" in text
     assert "contextfork slice of the parent session" in text and f"$ {FAILING}" in text
-    assert not any("contextfork slice of the parent" in request_text(b) for b in bodies if _parent(b))
+    assert "for the default role (agent type worker)" in text
     assert any(e.get("event") == "subagent-start" and e.get("action") == "inject" for e in pi.log())
+
+
+def test_a_child_pi_started_for_a_scout_agent_gets_the_explorer_slice(pi: PiRig, client_prefix: Path) -> None:
+    md = "---\nname: scout\ndescription: recon\ntools: read, grep, find, ls, bash\n---\nYou are a scout.\n"
+    text = _child_text(pi, client_prefix, md, "scout")
+    assert "for the explorer role (agent type scout)" in text
+    assert f"$ {FAILING}" in text

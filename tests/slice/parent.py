@@ -39,7 +39,7 @@ class Writer:
         msg = {"model": "claude-opus-5-5", "id": f"msg_{self.n:04d}", "type": "message",
                "role": "assistant", "stop_reason": "tool_use",
                "usage": {"input_tokens": 3, "cache_creation_input_tokens": 100,
-                         "cache_read_input_tokens": 4000, "output_tokens": 20},
+                         "cache_read_input_tokens": 40000, "output_tokens": 20},
                "content": [{"type": "tool_use", "id": cid, "name": name, "input": inp}]}  # fmt: skip
         self.env("assistant", message=msg, requestId=f"req_{self.n:04d}")
         block: dict[str, Any] = {"tool_use_id": cid, "type": "tool_result", "content": result}
