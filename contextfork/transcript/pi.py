@@ -124,7 +124,7 @@ def load(path: Path) -> Session:
             tokens = obj.get("tokensBefore")
             b.compaction(
                 raw, ts, trigger="compaction",
-                pre_tokens=tokens if isinstance(tokens, int) else None,
+                pre_tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
                 summary=TextBlock(role="user", text=str(summary), meta=True) if summary else None,
             )
             continue
