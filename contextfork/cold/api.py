@@ -409,7 +409,10 @@ def rebuild_index(
     if out.discarded:
         lines.append(f"index.sqlite3 was unreadable: moved aside to {Path(out.discarded).name}")
     verb = "rebuilt the index from the verified node files: indexed" if discard_old else "indexed"
-    lines.append(f"{verb} {out.nodes} nodes; skipped {len(out.skipped)}; wrote recall_index.json")
+    skipped = f"skipped {len(out.skipped)}"
+    if out.skipped:  # files that did not verify: the store is damaged (exit 3)
+        skipped += " (" + ", ".join(out.skipped[:3]) + (" …" if len(out.skipped) > 3 else "") + ")"
+    lines.append(f"{verb} {out.nodes} nodes; {skipped}; wrote recall_index.json")
     return Result("fold index", data={"nodes": out.nodes, "skipped": out.skipped,
                                       "discarded": out.discarded, "rebuilt": discard_old,
                                       "recall_index": str(layout.recall_index)},

@@ -3,7 +3,8 @@
 The index is derived data, but it also holds the one thing a node file cannot vouch for itself:
 the identity (artifact_sha256) each step had when it was folded. So a plain ``fold index`` keeps
 that record: a node file whose identity differs from it is not indexed (it was rewritten and
-re-hashed), so the whole rebuild is refused and nothing changes; a node file the index does
+re-hashed), so the whole rebuild is refused and nothing changes; so is a step the index lists
+whose node file is gone (dropping its entry would hide the loss); a node file the index does
 not list (a fold interrupted between its two phases) is added. ``--rebuild`` discards the old index entirely (it is unreadable, or the user trusts the
 node files as they are now); an unreadable index is moved aside as ``index.sqlite3.corrupt``.
 
@@ -81,9 +82,12 @@ def _fill(layout: StoreLayout, out: Rebuilt, recorded: dict[int, str], policy: d
         stepkeys.ensure(conn)  # DDL outside the transaction
         with idx.transaction(conn):
             idx.clear(conn)
+            seen: set[int] = set()  # steps with a node file, verified or not
             for name in node_names(layout):
                 path = layout.nodes_dir / name
                 sid = step_of_name(name)
+                if sid is not None:
+                    seen.add(sid)
                 if path.is_symlink() or sid is None:
                     out.skipped.append(name)
                     continue
@@ -100,11 +104,22 @@ def _fill(layout: StoreLayout, out: Rebuilt, recorded: dict[int, str], policy: d
                 idx.add_node(conn, node)
                 stepkeys.record(conn, node)  # version chains survive a rebuild
             if out.mismatched:  # rolls the whole transaction back: nothing changes
-                shown = ", ".join(out.mismatched[:3]) + (" …" if len(out.mismatched) > 3 else "")
                 raise IntegrityError(
                     f"{len(out.mismatched)} node file(s) differ from the identity the index "
-                    f"recorded at fold time (rewritten and re-hashed): {shown}; nothing rebuilt",
+                    f"recorded at fold time (rewritten and re-hashed): {_shown(out.mismatched)}; "
+                    "nothing rebuilt",
                     hint="`contextfork fold index --rebuild` trusts the node files as they are now",
+                )
+            lost = sorted(set(recorded) - seen)
+            if lost:  # a node file the index recorded is gone: dropping its entry hides the loss
+                raise IntegrityError(
+                    f"{len(lost)} node file(s) the index recorded are missing: "
+                    f"{_shown([f'step_{s:06d}.json' for s in lost])}; nothing rebuilt",
+                    hint="`contextfork fold index --rebuild` drops them from the index",
                 )
         out.nodes = idx.node_count(conn)
         idx.export_ipcf_view(conn, layout, policy_sha256(policy))
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (" …" if len(names) > 3 else "")

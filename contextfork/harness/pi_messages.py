@@ -24,7 +24,7 @@ from typing import Any
 from contextfork.render.messages import Msg
 from contextfork.transcript._content import flatten_text
 from contextfork.transcript.model import Block, Step, TextBlock, ToolResult
-from contextfork.transcript.pi import _assistant_blocks
+from contextfork.transcript.pi import _assistant_blocks, bash_execution_text, tool_result
 
 PlanItem = int | dict[str, Any]
 
@@ -40,9 +40,7 @@ def fingerprint(msg: Any) -> str:
 def _lead_text(msg: dict[str, Any]) -> str:
     role = msg.get("role")
     if role == "bashExecution":
-        text = f"$ {msg.get('command', '')}\n{msg.get('output', '')}"
-        code = msg.get("exitCode")
-        return text + (f"\n(exit code {code})" if isinstance(code, int) else "")
+        return bash_execution_text(msg)
     if role in ("branchSummary", "compactionSummary"):
         return str(msg.get("summary") or flatten_text(msg.get("content")))
     return flatten_text(msg.get("content"))
@@ -83,10 +81,7 @@ class LiveSteps:
                 self.pending = []
             elif role == "toolResult" and self.steps and not self.pending:
                 step = self.steps[-1]
-                step.blocks.append(ToolResult(
-                    call_id=str(msg.get("toolCallId") or ""),
-                    content=flatten_text(msg.get("content")),
-                    is_error=bool(msg.get("isError"))))
+                step.blocks.append(tool_result(msg))
                 self.sources[-1].append(i)
             else:
                 self.pending.append((TextBlock(role="user", text=_lead_text(msg),

@@ -83,7 +83,8 @@ class Worker:
             window = req.get("context_window")
             pol = live_policy(
                 name if name in ("epoch", "refold") else "epoch",
-                window if isinstance(window, int) and window > 0 else None,
+                window if isinstance(window, int) and not isinstance(window, bool) and window > 0
+                else None,
                 _env_int("CONTEXTFORK_PI_BUDGET", None),
                 _env_int("CONTEXTFORK_PI_K", 3) or 3,
                 os.environ.get("CONTEXTFORK_PI_ADAPTIVE", "1") != "0",

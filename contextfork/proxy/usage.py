@@ -18,13 +18,18 @@ FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_token
           "output_tokens")
 
 
+def _count(v: Any) -> bool:
+    """A token count: a JSON integer (``true`` is a bool, and Python's bool is an int)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def normalise(raw: Any) -> dict[str, int]:
     """Anthropic usage as is; OpenAI's (``input_tokens`` counts cached ones too) mapped."""
     if not isinstance(raw, dict):
         return {}
-    out = {k: int(v) for k, v in raw.items() if k in FIELDS and isinstance(v, int)}
+    out = {k: v for k, v in raw.items() if k in FIELDS and _count(v)}
     details = raw.get("input_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
+    if isinstance(details, dict) and _count(details.get("cached_tokens")):
         cached = int(details["cached_tokens"])
         out["cache_read_input_tokens"] = cached
         out["input_tokens"] = max(0, out.get("input_tokens", 0) - cached)

@@ -51,7 +51,7 @@ def read(root: Path, session_id: str) -> dict[str, Any] | None:
         total["conversations"] += 1
         for k in SUMMED:
             v = data.get(k)
-            total[k] += v if isinstance(v, int) else 0
+            total[k] += v if isinstance(v, int) and not isinstance(v, bool) else 0
         for reason, n in (data.get("passed") or {}).items():
             total["passed"][reason] = total["passed"].get(reason, 0) + int(n)
         for k, v in (data.get("usage") or {}).items():

@@ -116,7 +116,7 @@ def _window(ctx: Any) -> int | None:
     if isinstance(ctx, dict):
         for key in ("context_window_size", "size", "max_tokens"):
             v = ctx.get(key)
-            if isinstance(v, int) and v > 0:
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
                 return v
     return None
 

@@ -7,6 +7,7 @@ and are simply linear. Every assistant message is one model call, so one step.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,30 @@ def _assistant_blocks(content: Any) -> list[Block]:
                 )
             )
     return out
+
+
+# pi's bash tool fails a non-zero exit with its output plus this last line (tools/bash.js);
+# a timeout or an abort ends with another line and records no exit code.
+_BASH_EXIT = re.compile(r"(?:^|\n)Command exited with code (-?\d+)\s*\Z")
+
+
+def tool_result(msg: dict[str, Any]) -> ToolResult:
+    """A ``toolResult`` message; a bash result carries its exit code (0 when it succeeded)."""
+    content = flatten_text(msg.get("content"))
+    is_error = bool(msg.get("isError"))
+    code = None
+    if msg.get("toolName") == "bash":
+        m = _BASH_EXIT.search(content)
+        code = int(m.group(1)) if m else (None if is_error else 0)
+    return ToolResult(call_id=str(msg.get("toolCallId") or ""), content=content,
+                      is_error=is_error, exit_code=code)
+
+
+def bash_execution_text(msg: dict[str, Any]) -> str:
+    """A ``bashExecution`` message (the user's own ``!command``): command, output, exit code."""
+    text = f"$ {msg.get('command', '')}\n{msg.get('output', '')}"
+    code = msg.get("exitCode")
+    return text + (f"\n(exit code {code})" if isinstance(code, int) else "")
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -108,7 +133,7 @@ def _compaction(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
     tokens = obj.get("tokensBefore")
     r.b.compaction(
         raw, ts, trigger="compaction",
-        pre_tokens=tokens if isinstance(tokens, int) else None,
+        pre_tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
         summary=TextBlock(role="user", text=str(summary), meta=True) if summary else None,
     )
 
@@ -138,21 +163,11 @@ def _assistant(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
 
 
 def _tool_result(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
-    r.b.result(
-        raw, ts,
-        ToolResult(
-            call_id=str(msg.get("toolCallId") or ""), content=flatten_text(msg.get("content")),
-            is_error=bool(msg.get("isError")),
-        ),
-    )
+    r.b.result(raw, ts, tool_result(msg))
 
 
 def _bash(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
-    code = msg.get("exitCode")
-    text = f"$ {msg.get('command', '')}\n{msg.get('output', '')}"
-    if isinstance(code, int):
-        text += f"\n(exit code {code})"
-    r.b.prompt(raw, ts, [TextBlock(role="user", text=text, meta=True)])
+    r.b.prompt(raw, ts, [TextBlock(role="user", text=bash_execution_text(msg), meta=True)])
 
 
 def _user(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:

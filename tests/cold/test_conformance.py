@@ -223,7 +223,9 @@ def test_conf12_inconsistent_state_orphans_and_broken_refs(scenario_store: Path)
     codes = {p.code for p in res.errors}
     assert {"orphan_node", "missing_node", "broken_reference"} <= codes
     assert res.exit_code == 1
-    api.rebuild_index(store_dir=scenario_store)
+    with pytest.raises(IntegrityError, match=r"step_000004\.json"):  # a lost file is not dropped
+        api.rebuild_index(store_dir=scenario_store)  # silently: `fold index` refuses
+    api.rebuild_index(store_dir=scenario_store, discard_old=True)  # `fold index --rebuild`
     codes = {p.code for p in api.validate(store_dir=scenario_store).errors}
     assert "orphan_node" not in codes and "missing_node" not in codes
 

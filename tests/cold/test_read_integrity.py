@@ -124,6 +124,35 @@ def test_fold_index_does_not_launder_a_rehashed_node_into_the_index(folded: Repo
     assert _cli(folded, "hydrate", "1")[0] == 3
 
 
+def test_fold_index_reports_a_node_file_that_does_not_verify_as_damage(folded: Repo) -> None:
+    """A truncated node file is skipped, named, and the command exits 3, not 0."""
+    p = _node_path(folded, 1)
+    p.write_bytes(p.read_bytes()[:20])
+    for args in (("index",), ("index", "--rebuild")):
+        code, out, err = _cli(folded, *args)
+        assert code == 3, (args, out, err)
+        assert "indexed 1 nodes; skipped 1 (step_000001.json)" in out
+        assert "Traceback" not in err
+
+
+def test_fold_index_refuses_to_drop_a_step_whose_node_file_is_gone(folded: Repo) -> None:
+    """Dropping the index entry of a lost node file would make the damaged store validate as
+    ok: a plain `fold index` refuses (exit 3, nothing changes); `--rebuild` accepts the loss."""
+    _node_path(folded, 2).unlink()
+    code, out, err = _cli(folded, "index")
+    assert code == 3 and out == ""
+    assert err.strip().splitlines() == [
+        "contextfork fold index: error: 1 node file(s) the index recorded are missing: "
+        "step_000002.json; nothing rebuilt (`contextfork fold index --rebuild` drops them "
+        "from the index)"
+    ]
+    assert "broken reference" in _cli(folded, "hydrate", "2")[2]  # the index still lists it
+    assert _cli(folded, "validate")[0] != 0
+    code, out, _err = _cli(folded, "index", "--rebuild")
+    assert code == 0 and "indexed 1 nodes; skipped 0" in out
+    assert _cli(folded, "hydrate", "2")[0] == 4
+
+
 def _write_policy(repo: Repo, **changes: object) -> None:
     policy = {**DEFAULT_POLICY, **changes}
     (_store(repo) / "hydration_policy.json").write_text(json.dumps(policy))

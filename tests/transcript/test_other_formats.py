@@ -107,6 +107,71 @@ def test_pi_linear_session_without_ids(tmp_path: Path) -> None:
     assert s.format == "pi" and len(s.steps) == 1 and len(s.steps[0].raw) == 4
 
 
+def _pi_bash(i: int, call: str, text: str, is_error: bool, tool: str = "bash") -> dict[str, object]:
+    return {"type": "message", "timestamp": f"2025-11-20T10:00:{i:02d}Z", "message": {
+        "role": "toolResult", "toolCallId": call, "toolName": tool, "isError": is_error,
+        "content": [{"type": "text", "text": text}], "timestamp": 1763632800000 + i}}
+
+
+def pi_bash_file(path: Path) -> Path:
+    """What pi 0.73's bash tool records: a non-zero exit fails the call with its output and a
+    last line "Command exited with code N"; success is plain output; an abort says so."""
+    calls = [{"type": "toolCall", "id": c, "name": n, "arguments": {"command": cmd}}
+             for c, n, cmd in (("b1", "bash", "npm test"), ("b2", "bash", "ls"),
+                               ("b3", "bash", "sleep 60"), ("r1", "read", "x"))]
+    recs = [
+        {"type": "session", "id": "pi-b", "timestamp": "2025-11-20T10:00:00Z", "cwd": "/p"},
+        {"type": "message", "timestamp": "2025-11-20T10:00:01Z", "message": {
+            "role": "bashExecution", "command": "make lint", "output": "lint failed",
+            "exitCode": 3, "cancelled": False, "truncated": False, "timestamp": 1763632801000}},
+        {"type": "message", "timestamp": "2025-11-20T10:00:02Z", "message": {
+            "role": "assistant", "content": calls, "usage": {"input": 1, "output": 1}}},
+        _pi_bash(3, "b1", "FAILED test_x\n\nCommand exited with code 2", True),
+        _pi_bash(4, "b2", "a.py\nb.py", False),
+        _pi_bash(5, "b3", "\n\nCommand aborted", True),
+        _pi_bash(6, "r1", "Command exited with code 9", True, tool="read"),
+    ]
+    return write_jsonl(path, recs)
+
+
+def test_pi_bash_results_keep_their_exit_code(tmp_path: Path) -> None:
+    from contextfork.harness.pi_messages import LiveSteps
+
+    f = pi_bash_file(tmp_path / "pi.jsonl")
+    s = load_session(f)
+    codes = [(r.call_id, r.exit_code, r.is_error) for r in s.steps[0].tool_results]
+    assert codes == [("b1", 2, True), ("b2", 0, False), ("b3", None, True), ("r1", None, True)]
+    assert s.steps[0].user_texts[0].text == "$ make lint\nlint failed\n(exit code 3)"
+    live = LiveSteps()  # the pi extension's live array follows the same rules
+    live.extend([json.loads(line)["message"] for line in f.read_text().splitlines()[1:]])
+    assert [(r.call_id, r.exit_code) for r in live.steps[0].tool_results] == [
+        ("b1", 2), ("b2", 0), ("b3", None), ("r1", None)]
+    assert live.steps[0].user_texts[0].text == "$ make lint\nlint failed\n(exit code 3)"
+
+
+def test_status_names_the_exit_code_of_a_failed_pi_bash_step(tmp_path: Path) -> None:
+    from tests.helpers import cli
+
+    f = pi_bash_file(tmp_path / "pi.jsonl")
+    failed = cli("status", "--json", "--transcript", str(f), cwd=tmp_path).json()["data"][
+        "failed_commands"]
+    assert [(x["command"], x["exit_code"]) for x in failed] == [
+        ("npm test", 2), ("sleep 60", None), ("x", None)]
+
+
+def test_the_real_pi_session_keeps_its_bash_exit_codes(transcripts_dir: Path) -> None:
+    from collections import Counter
+
+    from contextfork.telemetry.accounting import failed_commands
+
+    s = load_session(transcripts_dir / "pi" / "large-session.jsonl")
+    bash_ids = {c.id for c in s.tool_calls if c.name == "bash"}
+    bash = Counter(r.exit_code for st in s.steps for r in st.tool_results if r.call_id in bash_ids)
+    assert bash == Counter({0: 173, 1: 14, 2: 3, None: 2})  # None: two aborted commands
+    failed = failed_commands(s)
+    assert [x["step"] for x in failed if x["exit_code"] == 2] == [26, 27, 54]
+
+
 def mini_file(path: Path) -> Path:
     def usage(p: int, c: int) -> dict[str, object]:
         return {"response": {"model": "google/gemini-3-pro-preview",
