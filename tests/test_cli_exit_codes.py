@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ class Case:
     raised: str  # the class in contextfork.errors this path raises ("" for click's own)
     says: str  # a fragment of the one stderr line
     json: bool = True  # the command takes --json
+    broken: str = ""  # a module the run cannot import (None in sys.modules), as a broken install
 
 
 def _folded(repo: Repo) -> Path:
@@ -113,6 +115,11 @@ def _strict_drift(repo: Repo, tmp: Path) -> list[str]:
     return ["resume", "--strict"]
 
 
+def _no_redaction(repo: Repo, tmp: Path) -> list[str]:
+    repo.write("notes.txt", "untracked\n")
+    return ["export", "--goal", "ship it"]
+
+
 def _os_error(repo: Repo, tmp: Path) -> list[str]:
     return ["status", "--repo", str(tmp / ("x" * 300))]  # the OS refuses the name (ENAMETOOLONG)
 
@@ -131,6 +138,8 @@ CASES = [
          "payload_sha256 does not match the stored bytes (tampered)"),
     Case("a symlinked .contextfork", _symlinked_state_dir, ExitCode.INTEGRITY, "UnsafeStateDir",
          ".contextfork is a symlink"),
+    Case("redaction cannot load", _no_redaction, ExitCode.INTEGRITY, "RedactionUnavailable",
+         "secret redaction cannot load", broken="contextfork.redact"),
     Case("a package nobody made here", _unprovenanced_package, ExitCode.INTEGRITY,
          "NotProvenanced", "--trust"),
     Case("a step not in the store", _missing_step, ExitCode.NOT_FOUND, "NotFoundError",
@@ -149,9 +158,11 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_each_failure_exits_with_its_code_and_one_line(
-    case: Case, repo: Repo, tmp_path: Path
+    case: Case, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = case.setup(repo, tmp_path)
+    if case.broken:
+        monkeypatch.setitem(sys.modules, case.broken, None)
     res = cli(*args, cwd=repo.path)
     assert res.returncode == case.code, (res.stdout, res.stderr)
     lines = res.stderr.strip().splitlines()
