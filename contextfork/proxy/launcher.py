@@ -52,6 +52,9 @@ def healthy(port: int, pid: int | None = None, timeout: float = 1.0) -> bool:
     return bool(data.get("ok")) and (pid is None or data.get("pid") == pid)
 
 
+_DETACHED: list[subprocess.Popen[bytes]] = []
+
+
 def _start_timeout() -> float:
     try:
         return float(os.environ.get("CONTEXTFORK_PROXY_START_TIMEOUT", "20"))
@@ -65,9 +68,13 @@ def start_proxy(base: Path, port: int = 0) -> int:
 
     with FileLock(str(base / "start.lock"), timeout=_start_timeout()):
         state = daemon.read_state(base)
-        if state and daemon.pid_alive(int(state.get("pid", 0))) and healthy(
-                int(state.get("port", 0))):
-            return int(state["port"])
+        pid = int(state.get("pid", 0)) if state else 0
+        if state and _running(pid):
+            # A live proxy that is slow to answer (a loaded machine) is waited for, not doubled;
+            # one that stays silent for the whole start timeout is wedged and replaced.
+            if _answers(int(state.get("port", 0)), pid, time.monotonic() + _start_timeout()):
+                return int(state["port"])
+            _stop(pid)
         err = open(base / "proxy.err", "ab")  # noqa: SIM115 - handed to the child
         try:
             proc = subprocess.Popen(
@@ -76,6 +83,7 @@ def start_proxy(base: Path, port: int = 0) -> int:
                 start_new_session=True, close_fds=True)
         finally:
             err.close()
+        _DETACHED.append(proc)  # it outlives this call: no "still running" warning on GC
         deadline = time.monotonic() + _start_timeout()
         while time.monotonic() < deadline:
             state = daemon.read_state(base)
@@ -87,6 +95,39 @@ def start_proxy(base: Path, port: int = 0) -> int:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGTERM)
         raise CheckFailed("the proxy did not start in time")
+
+
+def _answers(port: int, pid: int, deadline: float) -> bool:
+    while True:
+        if healthy(port):
+            return True
+        if time.monotonic() >= deadline or not _running(pid):
+            return False
+        time.sleep(0.2)
+
+
+def _stop(pid: int) -> None:
+    """SIGTERM, then SIGKILL after 5 s: the port must be free for the one that replaces it."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not _running(pid):
+            return
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a proxy killed under the launcher that started it stays one
+    until that launcher reaps it)."""
+    if not daemon.pid_alive(pid):
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True  # no /proc here: kill(0) is all there is
+    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
 
 
 def _last_line(path: Path) -> str:

@@ -7,17 +7,22 @@ what it got, so each test sees the URL the launcher gave it and the upstream see
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
+from contextfork.proxy import daemon, launcher
 from tests.helpers import Repo, clean_env
 from tests.proxy.rig import Answer, Upstream
 
@@ -177,3 +182,63 @@ def test_run_without_a_command_is_a_usage_error(tmp_path: Path, repo: Repo,
 
     assert proc.returncode == 2 and "contextfork run -- claude" in proc.stderr
     assert os.environ.get("ANTHROPIC_BASE_URL") != upstream.url
+
+
+class _SlowHealth(http.server.BaseHTTPRequestHandler):
+    """A live proxy that takes 1.5 s to answer its first health check (a loaded machine)."""
+
+    delays: ClassVar[list[float]] = [1.5]
+
+    def do_GET(self) -> None:
+        if self.delays:
+            time.sleep(self.delays.pop())
+        body = json.dumps({"ok": True, "pid": os.getpid()}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_a_live_proxy_slow_to_answer_is_waited_for_not_doubled(tmp_path: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowHealth)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        daemon.write_json(tmp_path / daemon.STATE, {"pid": os.getpid(), "port": port})
+        assert launcher.start_proxy(tmp_path) == port
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not (tmp_path / "proxy.err").exists(), "a second proxy was started"
+
+
+def test_a_wedged_proxy_is_stopped_and_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 upstream: Upstream) -> None:
+    pdir = tmp_path / "proxy-dir"
+    pdir.mkdir(mode=0o700)
+    for name, value in _env(tmp_path, upstream).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CONTEXTFORK_PROXY_START_TIMEOUT", "30")  # the new one may start slowly
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        silent = s.getsockname()[1]  # nothing answers there
+    waited: list[float] = []
+
+    def answers(port: int, pid: int, deadline: float) -> bool:
+        waited.append(deadline)
+        return launcher.healthy(port)  # the whole wait, cut short
+
+    monkeypatch.setattr(launcher, "_answers", answers)
+    with subprocess.Popen(["sleep", "60"]) as wedged:
+        daemon.write_json(pdir / daemon.STATE, {"pid": wedged.pid, "port": silent})
+        port = launcher.start_proxy(pdir)
+        assert wedged.wait(timeout=10) == -signal.SIGTERM, "the wedged proxy was not stopped"
+    state = daemon.read_state(pdir)
+    assert state is not None
+    try:
+        assert waited and port != silent and launcher.healthy(port, int(state["pid"]))
+    finally:
+        os.kill(int(state["pid"]), signal.SIGTERM)
