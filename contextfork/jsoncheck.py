@@ -1,6 +1,8 @@
 """A small, strict JSON Schema (draft 2020-12) checker for the schemas our models generate.
 
-``validate`` checks every file of a package against its schema. Doing that with ``jsonschema``
+``contextfork.resources.validate_against_schema`` runs it: ``validate`` checks every file of a
+package, and ``fold validate`` every cold node, against its schema (one compiled checker per
+schema and process). Doing that with ``jsonschema``
 (and again with the pydantic models) cost ~150 ms of imports per run, more than all of the git
 work validate does. The package schemas are generated from the pydantic models
 (``contextfork.schemagen``) and use a handful of keywords; this module implements exactly those
@@ -24,8 +26,10 @@ from typing import Any
 _ANNOTATIONS = frozenset({"title", "description", "default", "$id", "$schema", "$defs", "examples"})
 _KEYWORDS = frozenset(
     {"type", "anyOf", "items", "additionalProperties", "properties", "required", "$ref", "enum",
-     "pattern", "minimum"}
+     "const", "pattern", "minimum", "maximum", "exclusiveMinimum", "minLength", "maxLength",
+     "minItems", "propertyNames"}
 )  # fmt: skip
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "minLength", "maxLength", "minItems")
 _TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 
 
@@ -90,8 +94,12 @@ class Checker:
         if unknown:
             raise UnsupportedSchema(f"unsupported keyword(s): {sorted(unknown)}")
         t = s.get("type")
-        if t is not None and (not isinstance(t, str) or t not in _TYPES):
+        types = t if isinstance(t, list) and t else [t]
+        if t is not None and not all(isinstance(x, str) and x in _TYPES for x in types):
             raise UnsupportedSchema(f"unsupported type: {t!r}")
+        for key in _BOUNDS:
+            if key in s and (isinstance(s[key], bool) or not isinstance(s[key], int | float)):
+                raise UnsupportedSchema(f"{key} is not a number: {s[key]!r}")
         if "$ref" in s:
             self._resolve(s["$ref"])
         if "pattern" in s:
@@ -100,7 +108,7 @@ class Checker:
             self._check_supported(sub)
         for sub in s.get("properties", {}).values():
             self._check_supported(sub)
-        for key in ("items", "additionalProperties"):
+        for key in ("items", "additionalProperties", "propertyNames"):
             if key in s:
                 self._check_supported(s[key])
         for sub in s.get("$defs", {}).values():
@@ -145,15 +153,18 @@ class Checker:
         t = s.get("type")
         if "enum" in s:
             checks.append(_enum(s["enum"]))
+        if "const" in s:
+            checks.append(_const(s["const"]))
         if "anyOf" in s:
             checks.append(self._any_of(s["anyOf"]))
         if "pattern" in s:
             checks.append(_pattern_check(s["pattern"]))
-        if "minimum" in s:
-            checks.append(_minimum(s["minimum"]))
-        if t in (None, "object") and ("properties" in s or "required" in s or "additionalProperties" in s):
+        checks.extend(_bound(key, s[key]) for key in _BOUNDS if key in s)
+        if _may_be(t, "object") and not {"properties", "required", "additionalProperties"}.isdisjoint(s):
             checks.append(self._object_check(s))
-        if t in (None, "array") and "items" in s:
+        if _may_be(t, "object") and "propertyNames" in s:
+            checks.append(self._names_check(s["propertyNames"]))
+        if _may_be(t, "array") and "items" in s:
             checks.append(self._items_check(s["items"]))
         return _typed(t, checks)
 
@@ -196,6 +207,18 @@ class Checker:
 
         return check
 
+    def _names_check(self, names: Any) -> _Check:
+        sub = self._compiled(names)
+
+        def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+            if isinstance(v, dict):
+                for key in v:
+                    found: list[tuple[str, str]] = []
+                    sub(key, "", found)
+                    out.extend((at, f"property name {msg}") for _, msg in found)
+
+        return check
+
     def _items_check(self, items: Any) -> _Check:
         sub = self._compiled(items)
 
@@ -218,12 +241,17 @@ def _refuse_all(v: Any, at: str, out: list[tuple[str, str]]) -> None:
     out.append((at, "no value is allowed here"))
 
 
-def _typed(t: str | None, checks: list[_Check]) -> _Check:
+def _may_be(t: str | list[str] | None, kind: str) -> bool:
+    return t is None or t == kind or (isinstance(t, list) and kind in t)
+
+
+def _typed(t: str | list[str] | None, checks: list[_Check]) -> _Check:
     """The type check first (nothing else is checked on a value of the wrong type), then the
     Unicode rule for strings, then the schema's other keywords."""
+    types = [t] if isinstance(t, str) else t
 
     def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
-        if t is not None and not _type_ok(t, v):
+        if types is not None and not any(_type_ok(x, v) for x in types):
             out.append((at, f"{_short(v)} is not of type {t!r}"))
             return
         if isinstance(v, str) and not (v.isascii() or _valid_unicode(v)):
@@ -242,6 +270,14 @@ def _enum(values: list[Any]) -> _Check:
     return check
 
 
+def _const(value: Any) -> _Check:
+    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+        if not _same(v, value):
+            out.append((at, f"{value!r} was expected"))
+
+    return check
+
+
 def _pattern_check(p: str) -> _Check:
     rx = _pattern(p)
 
@@ -252,10 +288,23 @@ def _pattern_check(p: str) -> _Check:
     return check
 
 
-def _minimum(m: Any) -> _Check:
+_BOUND_RULES: dict[str, tuple[str, Callable[[Any, Any], bool], str]] = {
+    # keyword: (the type it applies to, the test a valid value passes, the message)
+    "minimum": ("number", lambda v, m: v >= m, "is less than the minimum of"),
+    "maximum": ("number", lambda v, m: v <= m, "is greater than the maximum of"),
+    "exclusiveMinimum": ("number", lambda v, m: v > m, "is less than or equal to the minimum of"),
+    "minLength": ("string", lambda v, m: len(v) >= m, "is shorter than"),
+    "maxLength": ("string", lambda v, m: len(v) <= m, "is longer than"),
+    "minItems": ("array", lambda v, m: len(v) >= m, "has fewer items than"),
+}
+
+
+def _bound(key: str, m: Any) -> _Check:
+    kind, ok, says = _BOUND_RULES[key]
+
     def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
-        if _type_ok("number", v) and v < m:
-            out.append((at, f"{v!r} is less than the minimum of {m!r}"))
+        if _type_ok(kind, v) and not ok(v, m):
+            out.append((at, f"{_short(v)} {says} {m!r}"))
 
     return check
 
@@ -268,17 +317,4 @@ def _valid_unicode(text: str) -> bool:
     return True
 
 
-@cache
-def checker(name: str) -> Checker:
-    """The checker of one schema in ``schemas/`` (loaded and checked once per process)."""
-    from contextfork.resources import load_schema
-
-    return Checker(load_schema(name))
-
-
-def check(name: str, instance: Any) -> list[str]:
-    """All violations of schema ``name`` as one-line messages (empty list when valid)."""
-    return checker(name).errors(instance)
-
-
-__all__ = ["Checker", "UnsupportedSchema", "check", "checker"]
+__all__ = ["Checker", "UnsupportedSchema"]

@@ -21,6 +21,7 @@ from contextfork.envelope import Problem
 from contextfork.errors import ContextforkError, ExitCode, IntegrityError
 from contextfork.hashing import sha256_file
 from contextfork.paths import contained
+from contextfork.resources import validate_against_schema
 
 VIEW_PARSE_MAX = 16 << 20  # a mismatched view larger than this is reported, not parsed
 INTEGRITY_CODES = frozenset({"tampered", "containment", "symlink", "index_mismatch", "malformed"})
@@ -31,8 +32,6 @@ def _err(code: str, message: str, path: str | None = None) -> Problem:
 
 
 def _schema(name: str, data: Any, path: str) -> list[Problem]:
-    from contextfork.resources import validate_against_schema
-
     return [_err("schema", f"{name}: {m}", path) for m in validate_against_schema(name, data)[:5]]
 
 
