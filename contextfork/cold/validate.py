@@ -44,6 +44,9 @@ def check_nodes(layout: StoreLayout) -> tuple[list[Problem], dict[int, dict[str,
     """Verify every node file, one at a time; returns slim records (see ``_slim``)."""
     problems: list[Problem] = []
     nodes: dict[int, dict[str, Any]] = {}
+    # A node file that is not a symlink, in a node directory inside the store, is inside the
+    # store: resolve the directory once, not each of 100k files (two realpaths per node).
+    dir_contained = contained(layout.dir, layout.nodes_dir)
     for name in node_names(layout):
         path = layout.nodes_dir / name
         rel = f"cold_nodes/{path.name}"
@@ -54,7 +57,7 @@ def check_nodes(layout: StoreLayout) -> tuple[list[Problem], dict[int, dict[str,
         if sid is None:
             problems.append(Problem("warning", "stray_file", "not a cold node file name", rel))
             continue
-        if not contained(layout.dir, path):
+        if not (dir_contained or contained(layout.dir, path)):
             problems.append(_err("containment", "node file resolves outside the store", rel))
             continue
         try:
