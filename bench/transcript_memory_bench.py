@@ -62,16 +62,17 @@ def build(out: Path, copies: int) -> int:
     return out.stat().st_size
 
 
-def peak(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, int, str]:
-    """(peak RSS in MB, wall seconds, exit code, stderr tail) of one command under time -v."""
+def peak(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int, str]:
+    """(peak RSS in MB, wall s, CPU s, exit code, stderr tail) of one command under time -v."""
     t = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-v", *cmd], cwd=cwd, capture_output=True, text=True,
                           check=False, env=env)  # fmt: skip
     wall = time.perf_counter() - t
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     rss = int(m.group(1)) / 1024 if m else float("nan")
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", proc.stderr))
     tail = proc.stderr.split("\tCommand being timed")[0].strip()[-300:]
-    return rss, wall, proc.returncode, tail
+    return rss, wall, cpu, proc.returncode, tail
 
 
 def main() -> int:
@@ -86,7 +87,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="cf-tmem-"))
     transcript = args.keep or tmp / f"{SOURCE.stem}.jsonl"
     size = transcript.stat().st_size if transcript.is_file() else build(transcript, args.copies)
-    print(f"transcript: {transcript} ({size / 1e6:.1f} MB, {args.copies} chained copies)", flush=True)
+    print(f"transcript: {transcript} ({size / 1e6:.1f} MB, {args.copies} chained copies); "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
     repo = tmp / "repo"
     repo.mkdir()
     for cmd in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
@@ -96,9 +98,9 @@ def main() -> int:
     for name in args.only.split(","):
         extra = ["--session", "big"] if name == "fold session" else []
         cmd = [*base, *name.split(), "--transcript", str(transcript), *extra]
-        rss, wall, code, tail = peak(cmd, repo, env)
+        rss, wall, cpu, code, tail = peak(cmd, repo, env)
         print(f"`contextfork {name}`: peak RSS {rss:.0f} MB = {rss * 2**20 / size:.2f} B/byte, "
-              f"wall {wall:.2f} s, exit {code}", flush=True)
+              f"wall {wall:.2f} s, CPU {cpu:.2f} s, exit {code}", flush=True)
         if code not in (0, 1):
             print("   ", tail.replace("\n", "\n    "))
     return 0

@@ -40,6 +40,20 @@ _HARNESS_PREFIXES = (
 )
 
 
+# Lines the steps are built from keep their whole object; of every other line (progress,
+# file-history snapshots, queue operations, attachments: 40 % of a long session's bytes) the
+# walk and the step builder read only these keys (the raw text is kept apart, byte-exact).
+_CONVERSATION = frozenset({"user", "assistant", "system"})
+_STRUCTURE = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "timestamp",
+              "sessionId", "cwd", "gitBranch", "agentId", "subtype")  # fmt: skip
+
+
+def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj.get("type") in _CONVERSATION:
+        return obj
+    return {k: obj[k] for k in _STRUCTURE if k in obj}
+
+
 def is_harness_text(text: str) -> bool:
     return text.lstrip().startswith(_HARNESS_PREFIXES)
 
@@ -370,7 +384,7 @@ def subagent_files(path: Path) -> list[Path]:
 
 
 def load(path: Path, *, include_subagents: bool = True) -> Session:
-    stats = read_records(path)
+    stats = read_records(path, _slim)
     require_records(path, stats, "Claude Code")
     all_side = _sidechain_file(stats.records)
     session = build_session(
