@@ -364,6 +364,8 @@ def _mark_preserved(
     out: dict[int, list[int]] = {}
     for rec, comp in zip(boundaries, compactions, strict=False):
         keep = preserved_uuids(records, rec.obj)
+        if not keep:  # most boundaries keep nothing: no pass over every line and step for them
+            continue
         offsets = {r.offset for r in live if r.obj.get("uuid") in keep}
         kept = [s.index for s in steps
                 if s.index < comp.before_step and any(r.offset in offsets for r in s.raw)]
