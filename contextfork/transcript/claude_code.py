@@ -40,9 +40,11 @@ _HARNESS_PREFIXES = (
 )
 
 
-# Lines the steps are built from keep their whole object; of every other line (progress,
-# file-history snapshots, queue operations, attachments: 40 % of a long session's bytes) the
-# walk and the step builder read only these keys (the raw text is kept apart, byte-exact).
+# A whole session is held while its live lines are found, so each parsed line keeps only what
+# the walk and the step builder read (the raw text is kept apart, byte-exact). Lines the steps
+# are built from keep their object, less ``toolUseResult`` (the UI's copy of a tool's output: a
+# quarter of a session's bytes); of every other line (progress, file-history snapshots, queue
+# operations, attachments: 40 % of the bytes) only these keys are kept.
 _CONVERSATION = frozenset({"user", "assistant", "system"})
 _STRUCTURE = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "timestamp",
               "sessionId", "cwd", "gitBranch", "agentId", "subtype")  # fmt: skip
@@ -50,6 +52,7 @@ _STRUCTURE = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", 
 
 def _slim(obj: dict[str, Any]) -> dict[str, Any]:
     if obj.get("type") in _CONVERSATION:
+        obj.pop("toolUseResult", None)
         return obj
     return {k: obj[k] for k in _STRUCTURE if k in obj}
 

@@ -1,7 +1,8 @@
 """A whole Claude Code session is read keeping only what the steps are built from (issue 27).
 
 Progress lines, file-history snapshots and queue operations keep only their structural keys
-once parsed; the session built from them must be exactly the one built from whole objects.
+once parsed, conversation lines lose ``toolUseResult``; the session built from them must be
+exactly the one built from whole objects.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def test_slimmed_lines_keep_only_structural_keys(transcripts_dir: Path) -> None:
     assert progress and all("data" not in r.obj for r in progress)
     assert all(set(r.obj) <= set(claude_code._STRUCTURE) for r in progress)
     assert any("message" in r.obj for r in records if r.obj.get("type") == "assistant")
+    assert all("toolUseResult" not in r.obj for r in records)
+    assert any('"toolUseResult"' in r.text for r in records)  # the raw line still has it
 
 
 def test_loading_a_session_leaves_the_garbage_collector_as_it_found_it(transcripts_dir: Path) -> None:
