@@ -10,6 +10,7 @@ siblings that belong to the same responses, and only then cut the lines into ste
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +51,20 @@ _STRUCTURE = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", 
               "sessionId", "cwd", "gitBranch", "agentId", "subtype")  # fmt: skip
 
 
+# Values every line repeats: one string object each, not one per line (~13 MB at 55 MB).
+_REPEATED = ("type", "sessionId", "cwd", "gitBranch", "userType", "version", "slug")
+
+
 def _slim(obj: dict[str, Any]) -> dict[str, Any]:
     if obj.get("type") in _CONVERSATION:
         obj.pop("toolUseResult", None)
-        return obj
-    return {k: obj[k] for k in _STRUCTURE if k in obj}
+    else:
+        obj = {k: obj[k] for k in _STRUCTURE if k in obj}
+    for k in _REPEATED:
+        v = obj.get(k)
+        if type(v) is str:
+            obj[k] = sys.intern(v)
+    return obj
 
 
 def is_harness_text(text: str) -> bool:
