@@ -1,11 +1,13 @@
 """A small, strict JSON Schema (draft 2020-12) checker for the schemas our models generate.
 
-``validate`` checks every file of a package against its schema. Doing that with ``jsonschema``
-(and again with the pydantic models) cost ~150 ms of imports per run, more than all of the git
-work validate does. The package schemas are generated from the pydantic models
-(``contextfork.schemagen``) and use a handful of keywords; this module implements exactly those
-and refuses a schema that uses any other (``UnsupportedSchema``), so it can never skip a check
-silently. Tests compare its verdicts with ``jsonschema``'s on real and mutated packages.
+``contextfork.resources.validate_against_schema`` runs it, one compiled checker per schema and
+process: package ``validate`` checks every file of a package with it, ``fold validate`` every
+cold node. ``jsonschema`` cost ~150 ms of imports per package validate (issue 15), and building
+its validator for each of 100k cold nodes was 84 % of ``fold validate`` (issue 27). Every schema
+in ``schemas/`` is generated from (or kept beside) a pydantic model and uses a handful of
+keywords; this module implements exactly those and refuses a schema that uses any other
+(``UnsupportedSchema``), so it can never skip a check silently. Tests compare its verdicts with
+``jsonschema``'s on real and mutated package and cold-store files.
 
 Two rules are stricter than the ``jsonschema`` package and match the pydantic models instead:
 ``pattern``'s ``$`` matches only at the very end (ECMA-262, as pydantic; Python's ``re``
@@ -24,8 +26,10 @@ from typing import Any
 _ANNOTATIONS = frozenset({"title", "description", "default", "$id", "$schema", "$defs", "examples"})
 _KEYWORDS = frozenset(
     {"type", "anyOf", "items", "additionalProperties", "properties", "required", "$ref", "enum",
-     "pattern", "minimum"}
+     "const", "pattern", "minimum", "maximum", "exclusiveMinimum", "minLength", "maxLength",
+     "minItems", "propertyNames"}
 )  # fmt: skip
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "minLength", "maxLength", "minItems")
 _TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 
 
@@ -90,8 +94,12 @@ class Checker:
         if unknown:
             raise UnsupportedSchema(f"unsupported keyword(s): {sorted(unknown)}")
         t = s.get("type")
-        if t is not None and (not isinstance(t, str) or t not in _TYPES):
+        types = t if isinstance(t, list) and t else [t]
+        if t is not None and not all(isinstance(x, str) and x in _TYPES for x in types):
             raise UnsupportedSchema(f"unsupported type: {t!r}")
+        for key in _BOUNDS:
+            if key in s and (isinstance(s[key], bool) or not isinstance(s[key], int | float)):
+                raise UnsupportedSchema(f"{key} is not a number: {s[key]!r}")
         if "$ref" in s:
             self._resolve(s["$ref"])
         if "pattern" in s:
@@ -100,7 +108,7 @@ class Checker:
             self._check_supported(sub)
         for sub in s.get("properties", {}).values():
             self._check_supported(sub)
-        for key in ("items", "additionalProperties"):
+        for key in ("items", "additionalProperties", "propertyNames"):
             if key in s:
                 self._check_supported(s[key])
         for sub in s.get("$defs", {}).values():
@@ -116,9 +124,9 @@ class Checker:
 
     def errors(self, instance: Any) -> list[str]:
         """Every violation as ``where: message`` (``(root)`` for the document itself)."""
-        out: list[tuple[str, str]] = []
-        self._compiled(self.root)(instance, "", out)
-        return [f"{where or '(root)'}: {msg}" for where, msg in out]
+        out: list[tuple[Any, str]] = []
+        self._compiled(self.root)(instance, (), out)
+        return [f"{_where(at)}: {msg}" for at, msg in out]
 
     # Each (sub)schema is turned once into a closure that checks exactly its keywords: walking
     # the schema dicts for each of a package's thousands of values cost more than the check.
@@ -145,25 +153,28 @@ class Checker:
         t = s.get("type")
         if "enum" in s:
             checks.append(_enum(s["enum"]))
+        if "const" in s:
+            checks.append(_const(s["const"]))
         if "anyOf" in s:
             checks.append(self._any_of(s["anyOf"]))
         if "pattern" in s:
             checks.append(_pattern_check(s["pattern"]))
-        if "minimum" in s:
-            checks.append(_minimum(s["minimum"]))
-        if t in (None, "object") and ("properties" in s or "required" in s or "additionalProperties" in s):
+        checks.extend(_bound(key, s[key]) for key in _BOUNDS if key in s)
+        if _may_be(t, "object") and not {"properties", "required", "additionalProperties"}.isdisjoint(s):
             checks.append(self._object_check(s))
-        if t in (None, "array") and "items" in s:
+        if _may_be(t, "object") and "propertyNames" in s:
+            checks.append(self._names_check(s["propertyNames"]))
+        if _may_be(t, "array") and "items" in s:
             checks.append(self._items_check(s["items"]))
         return _typed(t, checks)
 
     def _any_of(self, subs: list[Any]) -> _Check:
         compiled = [self._compiled(sub) for sub in subs]
 
-        def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+        def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
             for c in compiled:
-                found: list[tuple[str, str]] = []
-                c(v, "", found)
+                found: list[tuple[Any, str]] = []
+                c(v, (), found)
                 if not found:
                     return
             out.append((at, f"{_short(v)} is not valid under any of the given schemas"))
@@ -175,15 +186,24 @@ class Checker:
         required = list(s.get("required", []))
         extra = s.get("additionalProperties", True)
         extra_check = None if isinstance(extra, bool) else self._compiled(extra)
+        # Properties whose schema is a bare type (a node's strings and counts) are checked here,
+        # without a call, when the value has that exact JSON type (and is ASCII, for a string).
+        plain = {k: _EXACT[sub["type"]] for k, sub in s.get("properties", {}).items()
+                 if isinstance(sub, dict) and set(sub) <= _BARE and _EXACT.get(str(sub.get("type")))}  # fmt: skip
 
-        def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+        def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
             if not isinstance(v, dict):
                 return
             for name in required:
                 if name not in v:
                     out.append((at, f"{name!r} is a required property"))
             for key, value in v.items():
-                where = f"{at}/{key}" if at else str(key)
+                exact = plain.get(key)
+                if exact is not None and type(value) is exact and not (
+                    type(value) is str and not value.isascii()
+                ):
+                    continue
+                where = (at, key)
                 if not (key.isascii() or _valid_unicode(key)):
                     out.append((where, "property name is not valid Unicode (lone surrogate)"))
                 sub = props.get(key)
@@ -196,34 +216,79 @@ class Checker:
 
         return check
 
+    def _names_check(self, names: Any) -> _Check:
+        sub = self._compiled(names)
+
+        def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
+            if isinstance(v, dict):
+                for key in v:
+                    found: list[tuple[Any, str]] = []
+                    sub(key, (), found)
+                    out.extend((at, f"property name {msg}") for _, msg in found)
+
+        return check
+
     def _items_check(self, items: Any) -> _Check:
         sub = self._compiled(items)
+        plain_strings = items == {"type": "string"}
 
-        def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
-            if isinstance(v, list):
-                for i, item in enumerate(v):
-                    sub(item, f"{at}/{i}" if at else str(i), out)
+        def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
+            if not isinstance(v, list):
+                return
+            if plain_strings:  # a node's term lists: one C loop when every item is an ASCII str
+                try:
+                    if all(map(str.isascii, v)):
+                        return
+                except TypeError:  # an item that is not a string: the loop below names it
+                    pass
+            for i, item in enumerate(v):
+                sub(item, (at, i), out)
 
         return check
 
 
-_Check = Callable[[Any, str, list[tuple[str, str]]], None]
+# ``at`` is where a value sits: ``()`` for the document, else ``(parent's at, key or index)``,
+# joined into ``a/b/0`` only for a violation (formatting it for every value cost a third of a
+# node's check).
+_Check = Callable[[Any, Any, list[tuple[Any, str]]], None]
 
 
-def _nothing(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+def _where(at: Any) -> str:
+    keys: list[str] = []
+    while at:
+        at, key = at
+        keys.append(str(key))
+    return "/".join(reversed(keys)) or "(root)"
+
+
+def _nothing(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
     return None
 
 
-def _refuse_all(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+def _refuse_all(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
     out.append((at, "no value is allowed here"))
 
 
-def _typed(t: str | None, checks: list[_Check]) -> _Check:
+_BARE = frozenset({"type", "title", "description", "default", "examples"})
+# The Python type json.loads gives a value of each JSON type (a subclass takes the slow path).
+_EXACT: dict[str, type] = {"string": str, "object": dict, "array": list, "boolean": bool,
+                           "integer": int, "null": type(None)}  # fmt: skip
+
+
+def _may_be(t: str | list[str] | None, kind: str) -> bool:
+    return t is None or t == kind or (isinstance(t, list) and kind in t)
+
+
+def _typed(t: str | list[str] | None, checks: list[_Check]) -> _Check:
     """The type check first (nothing else is checked on a value of the wrong type), then the
     Unicode rule for strings, then the schema's other keywords."""
+    types = [t] if isinstance(t, str) else t
+    exact = _EXACT.get(t) if isinstance(t, str) else None
 
-    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
-        if t is not None and not _type_ok(t, v):
+    def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
+        if exact is not None and type(v) is exact:  # the fast path: exact JSON types
+            pass
+        elif types is not None and not any(_type_ok(x, v) for x in types):
             out.append((at, f"{_short(v)} is not of type {t!r}"))
             return
         if isinstance(v, str) and not (v.isascii() or _valid_unicode(v)):
@@ -235,9 +300,17 @@ def _typed(t: str | None, checks: list[_Check]) -> _Check:
 
 
 def _enum(values: list[Any]) -> _Check:
-    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+    def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
         if not any(_same(v, e) for e in values):
             out.append((at, f"{_short(v)} is not one of {values!r}"))
+
+    return check
+
+
+def _const(value: Any) -> _Check:
+    def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
+        if not _same(v, value):
+            out.append((at, f"{value!r} was expected"))
 
     return check
 
@@ -245,17 +318,30 @@ def _enum(values: list[Any]) -> _Check:
 def _pattern_check(p: str) -> _Check:
     rx = _pattern(p)
 
-    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
+    def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
         if isinstance(v, str) and not rx.search(v):
             out.append((at, f"{_short(v)} does not match {p!r}"))
 
     return check
 
 
-def _minimum(m: Any) -> _Check:
-    def check(v: Any, at: str, out: list[tuple[str, str]]) -> None:
-        if _type_ok("number", v) and v < m:
-            out.append((at, f"{v!r} is less than the minimum of {m!r}"))
+_BOUND_RULES: dict[str, tuple[str, Callable[[Any, Any], bool], str]] = {
+    # keyword: (the type it applies to, the test a valid value passes, the message)
+    "minimum": ("number", lambda v, m: v >= m, "is less than the minimum of"),
+    "maximum": ("number", lambda v, m: v <= m, "is greater than the maximum of"),
+    "exclusiveMinimum": ("number", lambda v, m: v > m, "is less than or equal to the minimum of"),
+    "minLength": ("string", lambda v, m: len(v) >= m, "is shorter than"),
+    "maxLength": ("string", lambda v, m: len(v) <= m, "is longer than"),
+    "minItems": ("array", lambda v, m: len(v) >= m, "has fewer items than"),
+}
+
+
+def _bound(key: str, m: Any) -> _Check:
+    kind, ok, says = _BOUND_RULES[key]
+
+    def check(v: Any, at: Any, out: list[tuple[Any, str]]) -> None:
+        if _type_ok(kind, v) and not ok(v, m):
+            out.append((at, f"{_short(v)} {says} {m!r}"))
 
     return check
 
@@ -268,17 +354,4 @@ def _valid_unicode(text: str) -> bool:
     return True
 
 
-@cache
-def checker(name: str) -> Checker:
-    """The checker of one schema in ``schemas/`` (loaded and checked once per process)."""
-    from contextfork.resources import load_schema
-
-    return Checker(load_schema(name))
-
-
-def check(name: str, instance: Any) -> list[str]:
-    """All violations of schema ``name`` as one-line messages (empty list when valid)."""
-    return checker(name).errors(instance)
-
-
-__all__ = ["Checker", "UnsupportedSchema", "check", "checker"]
+__all__ = ["Checker", "UnsupportedSchema"]

@@ -98,7 +98,8 @@ def fold_session(
 
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
-    sess = load_session(require_regular(Path(transcript), "transcript"))
+    # Only the session's own steps are folded: its subagents' files are not read.
+    sess = load_session(require_regular(Path(transcript), "transcript"), include_subagents=False)
     phash = policy_sha256(load_policy(layout))
     total = len(sess.steps)
     done = 0

@@ -9,6 +9,8 @@ problem. Integrity problems map to exit code 3, other errors to 1.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from contextfork.cold import index as idx
@@ -22,6 +24,7 @@ from contextfork.envelope import Problem
 from contextfork.errors import ContextforkError, ExitCode, IntegrityError
 from contextfork.hashing import sha256_file
 from contextfork.paths import contained
+from contextfork.resources import validate_against_schema
 
 VIEW_PARSE_MAX = 16 << 20  # a mismatched view larger than this is reported, not parsed
 INTEGRITY_CODES = frozenset({"tampered", "containment", "symlink", "index_mismatch", "malformed"})
@@ -32,8 +35,6 @@ def _err(code: str, message: str, path: str | None = None) -> Problem:
 
 
 def _schema(name: str, data: Any, path: str) -> list[Problem]:
-    from contextfork.resources import validate_against_schema
-
     return [_err("schema", f"{name}: {m}", path) for m in validate_against_schema(name, data)[:5]]
 
 
@@ -46,21 +47,27 @@ def check_nodes(layout: StoreLayout) -> tuple[list[Problem], dict[int, dict[str,
     """Verify every node file, one at a time; returns slim records (see ``_slim``)."""
     problems: list[Problem] = []
     nodes: dict[int, dict[str, Any]] = {}
+    # A node file that is not a symlink, in a node directory inside the store, is inside the
+    # store: resolve the directory once, not each of 100k files (two realpaths per node).
+    dir_contained = contained(layout.dir, layout.nodes_dir)
+    base = str(layout.nodes_dir)  # plain strings: a Path per node was a tenth of the CPU
     for name in node_names(layout):
-        path = layout.nodes_dir / name
-        rel = f"cold_nodes/{path.name}"
-        sid = step_of_name(path.name)
-        if path.is_symlink():
+        path = os.path.join(base, name)
+        rel = f"cold_nodes/{name}"
+        sid = step_of_name(name)
+        if os.path.islink(path):
             problems.append(_err("symlink", "node file is a symlink (may escape the store)", rel))
             continue
         if sid is None:
             problems.append(Problem("warning", "stray_file", "not a cold node file name", rel))
             continue
-        if not contained(layout.dir, path):
+        if not (dir_contained or contained(layout.dir, Path(path))):
             problems.append(_err("containment", "node file resolves outside the store", rel))
             continue
         try:
-            node = verify_node(path.read_bytes(), where=rel, step_id=sid)
+            with open(path, "rb") as fh:
+                data = fh.read()
+            node = verify_node(data, where=rel, step_id=sid)
         except IntegrityError as err:
             problems.append(_err("tampered", err.message, rel))
             continue

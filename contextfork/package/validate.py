@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from contextfork import jsoncheck
 from contextfork.envelope import Problem, Severity
 from contextfork.errors import ExitCode, NotFoundError, UsageError
 from contextfork.hashing import canonical_sha256, sha256_file
@@ -21,6 +20,7 @@ from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
 from contextfork.package.patchcheck import check_patches
 from contextfork.paths import unsafe_reason
+from contextfork.resources import validate_against_schema
 
 REQUIRED = (
     "git_diff.patch",
@@ -139,7 +139,7 @@ def _check_manifest(pkg: Path, problems: list[Problem]) -> ManifestView | None: 
                 _err("manifest_invalid", "manifest.json is unreadable", "manifest.json")
             )
         return None
-    bad = jsoncheck.check("manifest.schema.json", raw)
+    bad = validate_against_schema("manifest.schema.json", raw)
     for msg in bad:
         problems.append(_err("manifest_invalid", f"schema: {msg}", "manifest.json"))
     if bad:
@@ -234,7 +234,7 @@ def _check_json_files(pkg: Path, problems: list[Problem]) -> dict[str, dict[str,
         raw = _load_json(pkg, rel, problems)
         if raw is None:
             continue
-        bad = jsoncheck.check(schema, raw)
+        bad = validate_against_schema(schema, raw)
         for msg in bad:
             problems.append(_err("schema_invalid", msg, rel))
         if not bad:

@@ -8,7 +8,7 @@ does not parse is treated as "still being written", not as corruption.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,8 +60,14 @@ def _bad(stats: ReadStats, lineno: int, reason: str) -> None:
         stats.first_bad_reason = reason
 
 
-def read_records(path: Path) -> ReadStats:
-    """Parse every complete JSON-object line; count (and skip) malformed ones."""
+def read_records(
+    path: Path, slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> ReadStats:
+    """Parse every complete JSON-object line; count (and skip) malformed ones.
+
+    ``slim`` (when given) replaces each object by what the adapter keeps of it: a whole session
+    is held at once, and the parsed lines it never reads were most of its memory.
+    """
     stats = ReadStats()
     for lineno, offset, raw, complete in iter_lines(path):
         stats.lines = lineno
@@ -83,7 +89,7 @@ def read_records(path: Path) -> ReadStats:
         if not isinstance(obj, dict):
             _bad(stats, lineno, "not a JSON object")
             continue
-        stats.records.append(Record(lineno, offset, text, obj))
+        stats.records.append(Record(lineno, offset, text, slim(obj) if slim else obj))
     return stats
 
 

@@ -10,6 +10,7 @@ siblings that belong to the same responses, and only then cut the lines into ste
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,32 @@ _HARNESS_PREFIXES = (
     "[Request interrupted", "<system-reminder>", "Caveat: ", "<bash-input>", "<bash-stdout>",
     "<bash-stderr>", "<task-notification>", "<user-prompt-submit-hook>",
 )
+
+
+# A whole session is held while its live lines are found, so each parsed line keeps only what
+# the walk and the step builder read (the raw text is kept apart, byte-exact). Lines the steps
+# are built from keep their object, less ``toolUseResult`` (the UI's copy of a tool's output: a
+# quarter of a session's bytes); of every other line (progress, file-history snapshots, queue
+# operations, attachments: 40 % of the bytes) only these keys are kept.
+_CONVERSATION = frozenset({"user", "assistant", "system"})
+_STRUCTURE = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "timestamp",
+              "sessionId", "cwd", "gitBranch", "agentId", "subtype")  # fmt: skip
+
+
+# Values every line repeats: one string object each, not one per line (~13 MB at 55 MB).
+_REPEATED = ("type", "sessionId", "cwd", "gitBranch", "userType", "version", "slug")
+
+
+def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj.get("type") in _CONVERSATION:
+        obj.pop("toolUseResult", None)
+    else:
+        obj = {k: obj[k] for k in _STRUCTURE if k in obj}
+    for k in _REPEATED:
+        v = obj.get(k)
+        if type(v) is str:
+            obj[k] = sys.intern(v)
+    return obj
 
 
 def is_harness_text(text: str) -> bool:
@@ -370,6 +397,8 @@ def _mark_preserved(
     out: dict[int, list[int]] = {}
     for rec, comp in zip(boundaries, compactions, strict=False):
         keep = preserved_uuids(records, rec.obj)
+        if not keep:  # most boundaries keep nothing: no pass over every line and step for them
+            continue
         offsets = {r.offset for r in live if r.obj.get("uuid") in keep}
         kept = [s.index for s in steps
                 if s.index < comp.before_step and any(r.offset in offsets for r in s.raw)]
@@ -390,7 +419,7 @@ def subagent_files(path: Path) -> list[Path]:
 
 
 def load(path: Path, *, include_subagents: bool = True) -> Session:
-    stats = read_records(path)
+    stats = read_records(path, _slim)
     require_records(path, stats, "Claude Code")
     all_side = _sidechain_file(stats.records)
     session = build_session(

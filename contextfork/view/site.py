@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,19 +95,40 @@ def _replay_page(view: SessionView, nav: list[dict[str, str]]) -> str | None:
     )
 
 
-def _package_pages(root: Path | None, nav: list[dict[str, str]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def _package_pages(
+    root: Path | None, nav: list[dict[str, str]], put: Callable[[str, str], None]
+) -> list[dict[str, Any]]:
     if root is None:
-        return [], {}
+        return []
     from contextfork.view.packages import package_detail, package_rows
 
     rows = package_rows(root)
-    pages = {}
     for row in rows:
         detail = package_detail(root, row)
-        pages[f"package-{row['id']}.html"] = render_html_template(
+        put(f"package-{row['id']}.html", render_html_template(
             "view/package.html.j2", title=f"Package {row['id']}", nav=nav, row=row, d=detail
-        )
-    return rows, pages
+        ))  # fmt: skip
+    return rows
+
+
+def _session_pages(
+    view: SessionView, nav: list[dict[str, str]], put: Callable[[str, str], None], *,
+    with_replay: bool,
+) -> None:
+    n = _pages(len(view.steps))
+    chart = _context_chart(view)
+    for i in range(1, n + 1):
+        chunk = view.steps[(i - 1) * PAGE_SIZE : i * PAGE_SIZE]
+        put(page_name(i), render_html_template(
+            "view/timeline.html.j2", title=f"Session {view.session.session_id or ''}", nav=nav,
+            view=view, steps=chunk, page=i, pages=[(k, page_name(k)) for k in range(1, n + 1)],
+            chart=chart if i == 1 else "", collapse=12,
+        ))  # fmt: skip
+    put("search.js", _search_index(view))
+    if with_replay:
+        page = _replay_page(view, nav)
+        if page is not None:
+            put("replay.html", page)
 
 
 def build_site(
@@ -121,47 +143,38 @@ def build_site(
         nav.append({"href": "packages.html", "label": "Packages"})
     if session is not None and with_replay:
         nav.append({"href": "replay.html", "label": "Replay"})
-    files: dict[str, str] = {}
-    extra: dict[str, bytes] = {}  # large blocks and cold originals, loaded on expand
     view = build(session, root) if session is not None else None
-    if view is not None:
-        extra = split_out(view.steps)
-        n = _pages(len(view.steps))
-        chart = _context_chart(view)
-        for i in range(1, n + 1):
-            chunk = view.steps[(i - 1) * PAGE_SIZE : i * PAGE_SIZE]
-            files[page_name(i)] = render_html_template(
-                "view/timeline.html.j2", title=f"Session {view.session.session_id or ''}", nav=nav,
-                view=view, steps=chunk, page=i, pages=[(k, page_name(k)) for k in range(1, n + 1)],
-                chart=chart if i == 1 else "", collapse=12,
-            )  # fmt: skip
-        files["search.js"] = _search_index(view)
-        if with_replay:
-            page = _replay_page(view, nav)
-            if page is not None:
-                files["replay.html"] = page
-    rows, pkg_pages = _package_pages(root, nav)
-    if root is not None:
-        files["packages.html"] = render_html_template(
-            "view/packages.html.j2", title="Packages", nav=nav, rows=rows
-        )
-        files.update(pkg_pages)
-        if view is None:
-            files["index.html"] = files["packages.html"]
-            files["search.js"] = "window.CF_SEARCH = [];\n"
     static = data_dir("templates") / "view" / "static"
     out.parent.mkdir(parents=True, exist_ok=True)
+    names: list[str] = []
     with atomic.staging_dir(out.parent, prefix=f".staging-{out.name}-") as staged:
-        for name, text in files.items():
+
+        def put(name: str, text: str) -> None:
+            # Each page goes to disk as it is rendered: holding every page of a long session
+            # until the end cost as much memory as the session itself (issue 27).
             atomic.write_into(staged, name, text.encode("utf-8"))
-        for name, data in extra.items():
-            atomic.write_into(staged, name, data)
+            names.append(name)
+
+        if view is not None:
+            # Large blocks and cold originals go to files of their own, loaded on expand.
+            for name, data in split_out(view.steps).items():
+                atomic.write_into(staged, name, data)
+            _session_pages(view, nav, put, with_replay=with_replay)
+        rows = _package_pages(root, nav, put)
+        if root is not None:
+            packages = render_html_template(
+                "view/packages.html.j2", title="Packages", nav=nav, rows=rows
+            )
+            put("packages.html", packages)
+            if view is None:
+                put("index.html", packages)
+                put("search.js", "window.CF_SEARCH = [];\n")
         for name in STATIC:
             atomic.write_into(staged, f"static/{name}", (static / name).read_bytes())
         atomic.replace_dir(staged, out)
     return SiteResult(
         out=out,
-        pages=sorted(files),
+        pages=sorted(names),
         steps=len(view.steps) if view else 0,
         cold_nodes=len(view.cold) if view else 0,
         failed_nodes=sum(1 for c in view.cold.values() if not c.verified) if view else 0,

@@ -1,0 +1,110 @@
+"""Peak memory and wall time of the whole-session commands on a large transcript (prints figures).
+
+    python bench/transcript_memory_bench.py [--copies 20] [--only status,view,...]
+
+Builds one long Claude Code session by chaining ``--copies`` copies of the recorded
+``258c7280…`` transcript (../shared/data/transcripts/claude-code), each with fresh uuids,
+message, request and tool ids and its first root linked to the previous copy's last line, so
+the whole file is one live conversation. Then runs ``status``, ``view``, ``fold session`` and
+``fork`` on it as real subprocesses under ``/usr/bin/time -v`` and prints each one's peak RSS,
+RSS per transcript byte and wall time. Target (issue 27 item 5): at most 2 bytes of RSS per
+transcript byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = (ROOT.parent / "shared" / "data" / "transcripts" / "claude-code"
+          / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")  # fmt: skip
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_IDS = re.compile(r"\b((?:msg|toolu|req|srvtoolu)_[A-Za-z0-9]+)")
+
+
+def build(out: Path, copies: int) -> int:
+    """Write the chained transcript; returns its size in bytes."""
+    lines = SOURCE.read_text(encoding="utf-8").splitlines()
+    session = SOURCE.stem
+    last: str | None = None
+    with open(out, "w", encoding="utf-8") as fh:
+        for k in range(copies):
+            mapping: dict[str, str] = {session: session}
+
+            def fresh(m: re.Match[str], k: int = k, mapping: dict[str, str] = mapping) -> str:
+                old = m.group(0)
+                if old not in mapping:
+                    mapping[old] = str(uuid.uuid5(uuid.NAMESPACE_OID, f"{k}:{old}"))
+                return mapping[old]
+
+            linked = k == 0
+            for line in lines:
+                text = _IDS.sub(lambda m, k=k: f"{m.group(1)}c{k}", _UUID.sub(fresh, line))
+                if not linked:
+                    obj = json.loads(text)
+                    if "parentUuid" in obj and obj["parentUuid"] is None and obj.get("type") != "file-history-snapshot":
+                        obj["parentUuid"] = last
+                        linked = True
+                        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+                uid = re.search(r'"uuid":"([0-9a-f-]{36})"', text)
+                if uid and '"type":"file-history-snapshot"' not in text[:40]:
+                    last = uid.group(1)
+                fh.write(text + "\n")
+    return out.stat().st_size
+
+
+def peak(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int, str]:
+    """(peak RSS in MB, wall s, CPU s, exit code, stderr tail) of one command under time -v."""
+    t = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-v", *cmd], cwd=cwd, capture_output=True, text=True,
+                          check=False, env=env)  # fmt: skip
+    wall = time.perf_counter() - t
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    rss = int(m.group(1)) / 1024 if m else float("nan")
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", proc.stderr))
+    tail = proc.stderr.split("\tCommand being timed")[0].strip()[-300:]
+    return rss, wall, cpu, proc.returncode, tail
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--copies", type=int, default=20)
+    ap.add_argument("--only", default="status,view,fold session,fork")
+    ap.add_argument("--keep", type=Path, default=None, help="build the transcript here / reuse it")
+    args = ap.parse_args()
+    if not SOURCE.is_file():
+        print(f"skipped: {SOURCE} is absent")
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix="cf-tmem-"))
+    transcript = args.keep or tmp / f"{SOURCE.stem}.jsonl"
+    size = transcript.stat().st_size if transcript.is_file() else build(transcript, args.copies)
+    print(f"transcript: {transcript} ({size / 1e6:.1f} MB, {args.copies} chained copies); "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    repo = tmp / "repo"
+    repo.mkdir()
+    for cmd in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@x", *cmd], cwd=repo, check=True)
+    env = {**os.environ, "HOME": str(tmp / "home"), "PYTHONPATH": str(ROOT)}
+    base = [sys.executable, "-m", "contextfork"]
+    for name in args.only.split(","):
+        extra = ["--session", "big"] if name == "fold session" else []
+        cmd = [*base, *name.split(), "--transcript", str(transcript), *extra]
+        rss, wall, cpu, code, tail = peak(cmd, repo, env)
+        print(f"`contextfork {name}`: peak RSS {rss:.0f} MB = {rss * 2**20 / size:.2f} B/byte, "
+              f"wall {wall:.2f} s, CPU {cpu:.2f} s, exit {code}", flush=True)
+        if code not in (0, 1):
+            print("   ", tail.replace("\n", "\n    "))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
