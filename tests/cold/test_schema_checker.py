@@ -55,8 +55,8 @@ def _mutate(doc: Any, rng: random.Random) -> Any:
 
 
 def _cold_files(store: Path) -> dict[str, list[Any]]:
-    api.scan(REFERENCE_QUESTION, store_dir=store)
-    api.scan("final review", store_dir=store)
+    api.page_in(REFERENCE_QUESTION, store_dir=store)
+    api.page_in("final review", store_dir=store)
     api.evict(8, store_dir=store)
     return {
         "cold-node.schema.json": [json.loads(p.read_bytes()) for p in sorted((store / "cold_nodes").iterdir())],
