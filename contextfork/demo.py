@@ -107,7 +107,7 @@ def _step_page_in(ctx: DemoContext) -> str:
     import re
 
     from contextfork.cold.scenario import REFERENCE_QUESTION
-    from contextfork.harness.hookrunner import on_user_prompt_submit, parse_input
+    from contextfork.harness.hooks.runner import on_user_prompt_submit, parse_input
     from contextfork.harness.sample_session import SESSION_ID
 
     payload = {

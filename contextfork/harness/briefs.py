@@ -20,7 +20,7 @@ from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_file
 
 if TYPE_CHECKING:
-    from contextfork.harness.hookrunner import HookInput
+    from contextfork.harness.hooks.runner import HookInput
 
 
 def transcript_seed(

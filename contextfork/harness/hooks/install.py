@@ -24,7 +24,7 @@ from typing import Any
 from contextfork import atomic
 from contextfork.envelope import Problem, Result
 from contextfork.errors import UsageError
-from contextfork.harness import install_state
+from contextfork.harness.hooks import install_state
 
 # event → (arguments after the contextfork command, timeout seconds, matcher or None). The
 # command itself is the absolute entry point found and checked at install time (entrypoint).
@@ -63,7 +63,7 @@ def entry_command(command: str | None = None) -> str:
     """The absolute, shell-quoted contextfork command, checked to run without our PATH."""
     if command is not None:
         return command
-    from contextfork.harness.entrypoint import checked_command
+    from contextfork.harness.hooks.entrypoint import checked_command
 
     return checked_command()
 
@@ -277,7 +277,7 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     ``command`` is the contextfork command to install (default: the absolute entry point of
     this installation, checked to run before anything is written).
     """
-    from contextfork.harness import claude_local, commands
+    from contextfork.harness.hooks import claude_local, commands
 
     path = claude_settings_path(root, scope)
     moved = _move_out_of_shared(root) if scope == "project" else None
@@ -347,7 +347,7 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
 def _move_out_of_shared(root: Path) -> dict[str, Any] | None:
     """Before a project (this machine's) install: keep settings.local.json out of git, and take
     an older install's machine-specific entries out of the committed settings.json."""
-    from contextfork.harness import claude_local
+    from contextfork.harness.hooks import claude_local
 
     claude_local.exclude_local(root)
     if not claude_local.machine_paths_in_shared(root, is_ours):
@@ -358,7 +358,7 @@ def _move_out_of_shared(root: Path) -> dict[str, Any] | None:
 
 
 def _drop_command(root: Path, harness: str) -> None:
-    from contextfork.harness import commands
+    from contextfork.harness.hooks import commands
 
     commands.uninstall(root, harness)
 
@@ -367,7 +367,7 @@ def uninstall_claude(root: Path, scope: str) -> Result:
     path = claude_settings_path(root, scope)
     where: dict[str, Any] = {"harness": "claude-code", "scope": scope, "path": str(path)}
     if scope == "project":  # an older install's machine paths in the shared file go too
-        from contextfork.harness import claude_local
+        from contextfork.harness.hooks import claude_local
 
         if claude_local.machine_paths_in_shared(root, is_ours):
             where["removed_from_shared"] = uninstall_claude(root, "shared").data["removed"]
@@ -414,7 +414,7 @@ _FLAG_TEXT = {
 
 
 def _codex_flag(root: Path) -> tuple[dict[str, Any], list[Problem], str]:
-    from contextfork.harness import codex_config
+    from contextfork.harness.hooks import codex_config
 
     out = codex_config.enable(root)
     info = {"path": str(out.path), "state": out.state, "key": out.key}
@@ -459,7 +459,7 @@ def install_codex(root: Path, command: str | None = None) -> Result:
         _write(root, path, data, before)
     flag, flag_problems, flag_line = _codex_flag(root)
     problems = flag_problems
-    from contextfork.harness import commands
+    from contextfork.harness.hooks import commands
 
     # Codex reads prompts from $CODEX_HOME only (user-level): written when CODEX_HOME names it,
     # else offered (a project install does not write into the home directory unasked).
@@ -487,7 +487,7 @@ def install_codex(root: Path, command: str | None = None) -> Result:
 
 
 def uninstall_codex(root: Path) -> Result:
-    from contextfork.harness import codex_config
+    from contextfork.harness.hooks import codex_config
 
     flag = codex_config.disable(root)  # first: it may leave .codex/ empty for hooks.json's turn
     path = codex_hooks_path(root)

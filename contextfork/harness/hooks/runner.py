@@ -284,7 +284,7 @@ def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
 
 
 def footprint_warning(hook: HookInput) -> tuple[str | None, dict[str, Any]]:
-    from contextfork.harness import footprint as fp  # lazy: hot path
+    from contextfork.harness.hooks import footprint as fp  # lazy: hot path
 
     if hook.root is None or hook.session_id is None or hook.transcript is None:
         return None, {}

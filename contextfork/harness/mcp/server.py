@@ -18,14 +18,14 @@ from mcp.server.mcpserver import MCPServer
 
 from contextfork.envelope import Result
 from contextfork.errors import ContextforkError, IntegrityError, NotFoundError, UsageError
-from contextfork.harness.mcp_common import (
+from contextfork.harness.mcp.common import (
     call_tool,
     roots,
     session_arg,
     transcript_arg,
     workspace_root,
 )
-from contextfork.harness.mcp_curate import contextfork_context
+from contextfork.harness.mcp.curate import contextfork_context
 from contextfork.package.handoff import unfilled
 from contextfork.package.models import ActiveGoal, Decision, FailedApproach, NextAction, Risk
 
