@@ -135,7 +135,7 @@ def _step_export(ctx: DemoContext) -> str:
 
     opts = ExportOptions(goal="Port billing to the new currency API", trigger="demo")
     if ctx.facts.get("transcript"):
-        from contextfork.harness.briefs import transcript_seed
+        from contextfork.checkpoint import transcript_seed
         from contextfork.harness.sample_session import SESSION_ID
 
         transcript = Path(ctx.facts["transcript"])

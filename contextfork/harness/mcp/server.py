@@ -112,7 +112,7 @@ def export_session_context(
     def run() -> Result:
         import json
 
-        from contextfork.harness.briefs import transcript_seed
+        from contextfork.checkpoint import transcript_seed
         from contextfork.package import api
         from contextfork.package.export import ExportOptions
         from contextfork.package.handoff_input import parse_input
