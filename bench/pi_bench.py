@@ -3,7 +3,7 @@
     python bench/pi_bench.py [--transcript P] [--turns N] [--pi-turns N] [--no-pi] [--json]
 
 1. The development pi session (``../shared/data/transcripts/pi/large-session.jsonl``), every
-   model call replayed through the live path (``contextfork.harness.pi_live``: the worker's
+   model call replayed through the live path (``contextfork.harness.pi.live``: the worker's
    renderer, fed pi's messages call by call), against the same calls under pi's native replay
    (``native``: what pi sent, its own compactions only; this session has none) and pi's
    threshold compaction replayed (``compact`` at 200k - 16,384 tokens, pi's default). Per
@@ -34,8 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from contextfork.harness.pi_live import LiveSession, live_policy  # noqa: E402
-from contextfork.harness.pi_messages import fingerprint  # noqa: E402
+from contextfork.harness.pi.live import LiveSession, live_policy  # noqa: E402
+from contextfork.harness.pi.messages import fingerprint  # noqa: E402
 from contextfork.render.api import make_renderer  # noqa: E402
 from contextfork.render.metrics import Meter  # noqa: E402
 from contextfork.render.policies import policy  # noqa: E402

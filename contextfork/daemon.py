@@ -31,7 +31,7 @@ import time
 from typing import Any, ClassVar
 
 from contextfork import envvars
-from contextfork.server import client, context
+from contextfork.server import client, context, wire
 from contextfork.server.child import REQUEST_TIMEOUT, log, run_child
 
 #: Every contextfork module is imported before the server forks, except these: the MCP server and
@@ -241,7 +241,7 @@ class Server:
                 log(f"cannot accept a connection: {exc.strerror}")
                 return
             self.last_activity = time.monotonic()
-            if client.peer_uid(conn) not in (None, os.getuid()):
+            if wire.peer_uid(conn) not in (None, os.getuid()):
                 conn.close()
                 continue
             conn.setblocking(False)
@@ -293,13 +293,13 @@ class Server:
 
     def _answer(self, conn: socket.socket, body: bytes, size: int) -> None:
         try:
-            verb = client.decode(body, size).get("verb")
+            verb = wire.decode(body, size).get("verb")
             info = {"pid": os.getpid(), "key": self.key, "served": self.served,
                     "running": len(self.running), "since": self.started, "idle": self.idle,
                     "socket": self.path}  # fmt: skip
             conn.setblocking(True)
             conn.settimeout(1)  # a few hundred bytes into an empty socket buffer
-            client.send_message(conn, info)
+            wire.send_message(conn, info)
             if verb == "stop":
                 self.why = "asked to stop (contextfork server stop)"
                 self.stopping = True
@@ -374,7 +374,7 @@ class Server:
                 outcome = {"exit": os.waitstatus_to_exitcode(status)}
             with contextlib.suppress(OSError):
                 conn.settimeout(1)
-                client.send_message(conn, outcome)
+                wire.send_message(conn, outcome)
             conn.close()
 
 

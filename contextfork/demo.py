@@ -107,7 +107,7 @@ def _step_page_in(ctx: DemoContext) -> str:
     import re
 
     from contextfork.cold.scenario import REFERENCE_QUESTION
-    from contextfork.harness.hookrunner import on_user_prompt_submit, parse_input
+    from contextfork.harness.hooks.runner import on_user_prompt_submit, parse_input
     from contextfork.harness.sample_session import SESSION_ID
 
     payload = {
@@ -135,7 +135,7 @@ def _step_export(ctx: DemoContext) -> str:
 
     opts = ExportOptions(goal="Port billing to the new currency API", trigger="demo")
     if ctx.facts.get("transcript"):
-        from contextfork.harness.briefs import transcript_seed
+        from contextfork.checkpoint import transcript_seed
         from contextfork.harness.sample_session import SESSION_ID
 
         transcript = Path(ctx.facts["transcript"])

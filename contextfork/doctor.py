@@ -251,7 +251,7 @@ _PREFIX = re.compile(r"^(.*?)\s+(?:hooks\s+run|hook|statusline)(?:\s|$)")
 
 def _ours_in(data: dict[str, Any]) -> tuple[dict[str, str], str | None]:
     """Our hook commands per event, and our statusLine command (``is_ours`` decides)."""
-    from contextfork.harness.install import is_ours
+    from contextfork.harness.hooks.install import is_ours
 
     found: dict[str, str] = {}
     hooks = data.get("hooks")
@@ -308,8 +308,8 @@ def check_harness(name: str, path: Path, install: str, runs: _Runner) -> Check:
 def check_shared_claude(root: Path, runs: _Runner) -> Check:
     """The committed .claude/settings.json must not hold this machine's paths (an install by an
     older version): other clones get them through git or ``export`` and every hook exits 127."""
-    from contextfork.harness.claude_local import SHARED_FILE, machine_paths_in_shared
-    from contextfork.harness.install import is_ours
+    from contextfork.harness.hooks.claude_local import SHARED_FILE, machine_paths_in_shared
+    from contextfork.harness.hooks.install import is_ours
 
     bad = machine_paths_in_shared(root, is_ours)
     if bad:
@@ -325,8 +325,8 @@ def check_shared_claude(root: Path, runs: _Runner) -> Check:
 def check_plugin(root: Path | None, user_settings: Path) -> Check:
     """The Claude Code plugin: enabled or not, and not beside a ``hooks install`` (each of our
     hooks would then run twice: the injected brief, the folds, the exports)."""
-    from contextfork.harness.claude_local import ours_in
-    from contextfork.harness.install import is_ours
+    from contextfork.harness.hooks.claude_local import ours_in
+    from contextfork.harness.hooks.install import is_ours
 
     files = [user_settings]
     if root is not None:
@@ -402,7 +402,7 @@ class _Runner:
 
     def __call__(self, command: str) -> str | None:
         if command not in self._seen:
-            from contextfork.harness.entrypoint import runs
+            from contextfork.harness.hooks.entrypoint import runs
 
             self._seen[command] = runs(command)
         return self._seen[command]
@@ -410,7 +410,7 @@ class _Runner:
 
 def run(start: Path | None = None) -> Result:
     """All checks; exit 1 (CHECK_FAILED) when one is an error."""
-    from contextfork.harness.install import claude_settings_path, codex_hooks_path
+    from contextfork.harness.hooks.install import claude_settings_path, codex_hooks_path
 
     runs = _Runner()
     checks = [check_contextfork(), check_git()]

@@ -93,7 +93,7 @@ def _dispatch(args: list[str]) -> int:
         return statusline_main(args[1:])
     hook_args = _hook_args(args)
     if hook_args is not None:
-        from contextfork.harness.hookrunner import main as hook_main
+        from contextfork.harness.hooks.runner import main as hook_main
 
         return hook_main(hook_args)
     from contextfork.cli.app import run

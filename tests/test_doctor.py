@@ -10,7 +10,7 @@ import pytest
 
 from contextfork import doctor
 from contextfork.cold.scenario import build_reference_scenario
-from contextfork.harness import install
+from contextfork.harness.hooks import install
 from tests.helpers import Repo, run_cli
 
 

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
     def pi_worker(ctx: typer.Context) -> None:
         """JSON-lines worker that pi's contextfork extension starts once per pi session (reads
         requests on stdin, answers on stdout); not for interactive use."""
-        from contextfork.harness.pi_worker import main
+        from contextfork.harness.pi.worker import main
 
         raise typer.Exit(main(list(ctx.args)))
 
@@ -64,6 +64,6 @@ def register(app: typer.Typer) -> None:
     @guarded("mcp")
     def mcp() -> None:
         """Run the MCP server on stdio (tools: status, export, validate, resume, fold paging)."""
-        from contextfork.harness.mcp_server import run_stdio
+        from contextfork.harness.mcp.server import run_stdio
 
         run_stdio()

@@ -12,7 +12,7 @@ from contextfork.cli.common import JsonOpt, RepoOpt, emit, guarded, repo_root
 
 
 def _harness() -> Any:
-    from contextfork.harness import install as harness_install
+    from contextfork.harness.hooks import install as harness_install
 
     return harness_install
 
@@ -114,7 +114,7 @@ _VERBATIM: dict[str, Any] = {"allow_extra_args": True, "ignore_unknown_options":
 
 
 def _harness_hook(ctx: typer.Context) -> None:
-    from contextfork.harness.hookrunner import main
+    from contextfork.harness.hooks.runner import main
 
     raise typer.Exit(main(list(ctx.args)))
 
@@ -150,7 +150,7 @@ def register(app: typer.Typer) -> None:
 
             raise UsageError("--proxy goes with --claude or --codex")
         if pi:
-            from contextfork.harness import pi_install
+            from contextfork.harness.pi import install as pi_install
 
             emit(pi_install.install_pi(root, _scope(project, user)), json)
         elif git:
@@ -174,7 +174,7 @@ def register(app: typer.Typer) -> None:
         _targets(git, claude, codex, pi)
         root = repo_root(repo)
         if pi:
-            from contextfork.harness import pi_install
+            from contextfork.harness.pi import install as pi_install
 
             emit(pi_install.uninstall_pi(root, _scope(project, user)), json)
         elif git:

@@ -16,84 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contextfork import layout
-from contextfork.errors import ContextforkError
-from contextfork.hashing import sha256_file
+
+# fold_and_export moved down to checkpoint (issue 27): slice reaches it without climbing to
+# harness; fork and codex_fork still import it from here.
+from contextfork.checkpoint import fold_and_export as fold_and_export
 
 if TYPE_CHECKING:
-    from contextfork.harness.hookrunner import HookInput
-
-
-def transcript_seed(
-    root: Path, transcript: Path | None, session_id: str | None, harness: str
-) -> dict[str, Any]:
-    """The export seed (telemetry, failed commands, goals), plus the transcript reference.
-
-    Seeding enriches the handoff; when the transcript cannot be read (corrupt, foreign) the
-    package is still exported with the machine-known parts only: a compaction must not lose
-    its checkpoint to a bad line.
-    """
-    seed: dict[str, Any] = {}
-    if transcript is not None and transcript.is_file():
-        try:
-            from contextfork.package.seeding import seed_from_transcript
-
-            seed = dict(seed_from_transcript(transcript, root) or {})
-        except ContextforkError:
-            seed = {}
-        if not seed.get("transcript"):
-            digest, size = sha256_file(transcript)
-            seed["transcript"] = {
-                "path": str(transcript),
-                "sha256": digest,
-                "size": size,
-                "format": harness,
-            }
-    if session_id and not seed.get("session_id"):
-        seed["session_id"] = session_id
-    seed.setdefault("harness", harness)
-    return seed
-
-
-def fold_and_export(
-    root: Path,
-    transcript: Path | None,
-    session_id: str | None,
-    harness: str,
-    trigger: str,
-    goal: str | None = None,
-) -> dict[str, Any]:
-    """Fold the whole transcript into the session's cold store, then export a package."""
-    from contextfork.package.api import export_package
-    from contextfork.package.export import ExportOptions
-
-    info: dict[str, Any] = {}
-    refs: list[str] = []
-    if transcript is not None and transcript.is_file() and session_id:
-        from contextfork.cold import api as cold_api
-
-        try:
-            res = cold_api.fold_session(transcript, repo=root, session=session_id)
-        except ContextforkError as err:
-            # The package is the checkpoint the compaction must not lose: export it anyway.
-            info["fold_error"] = f"{type(err).__name__}: {err.one_line()}"
-        else:
-            info["folded_steps"] = res.data["steps"]
-            info["written"] = res.data["written"]
-            info["store"] = res.data["store"]
-            refs.append(layout.cold_store_rel(session_id))
-    opts = ExportOptions(
-        trigger=trigger,
-        session_id=session_id,
-        transcript=transcript,
-        harness=harness,
-        goal=goal,
-        seed=transcript_seed(root, transcript, session_id, harness),
-        cold_store_refs=refs,
-    )
-    pkg = export_package(root, opts)
-    info["package_id"] = pkg.data["package_id"]
-    info["package_path"] = pkg.data["path"]
-    return info
+    from contextfork.harness.hooks.runner import HookInput
 
 
 def pre_compact(hook: HookInput) -> dict[str, Any]:

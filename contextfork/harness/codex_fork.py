@@ -46,7 +46,7 @@ def fork_rollout(repo: Path, rollout: Path, *, min_chars: int) -> Result:
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
     from contextfork.harness.briefs import fold_and_export
-    from contextfork.harness.commands import offer
+    from contextfork.harness.hooks.commands import offer
     from contextfork.transcript import load_session
 
     original = load_session(rollout, include_subagents=False)

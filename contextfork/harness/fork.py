@@ -55,7 +55,7 @@ def _fmt(ctx: dict[str, Any]) -> str:
 
 
 def _handoff_offer(info: dict[str, Any], session_id: str) -> list[str]:
-    from contextfork.harness.commands import offer
+    from contextfork.harness.hooks.commands import offer
 
     line = offer(Path(str(info.get("package_path") or "")), session_id) if info.get("package_path") else None
     return [line] if line else []

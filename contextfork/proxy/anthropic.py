@@ -1,6 +1,6 @@
 """Anthropic Messages requests ↔ contextfork steps, and the rendered view back as an edit.
 
-A request's ``messages`` are read as pi's are (``harness.pi_messages``): every assistant message
+A request's ``messages`` are read as pi's are (``harness.pi.messages``): every assistant message
 is one model call (one step); the user, system and other parts before it are its lead (never
 touched); a ``tool_result`` part joins the step whose ``tool_use`` caused it. Unlike pi's array,
 one Anthropic message holds several parts (a user message carries the results of the last call

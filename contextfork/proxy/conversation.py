@@ -1,6 +1,6 @@
 """One conversation's live history behind the proxy, and the registry that keeps them apart.
 
-Each conversation is a ``harness.pi_live.LiveSession`` (the renderer pi uses: dedupe stubs,
+Each conversation is a ``harness.pi.live.LiveSession`` (the renderer pi uses: dedupe stubs,
 notes, the k-boundary, epoch commits, the agent's curation decisions) fed with the request's
 messages as they grow. A request is matched against what the conversation holds message by
 message: the same bytes, or the same identity (``message_identity``: Claude Code moves its
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.errors import ContextforkError
-from contextfork.harness.pi_live import LiveSession, live_policy
+from contextfork.harness.pi.live import LiveSession, live_policy
 from contextfork.hashing import sha256_text
 from contextfork.proxy.steps import Memo, PartSteps
 from contextfork.render.engine import View
@@ -211,7 +211,7 @@ class Conversation:
         if seen == self.decisions_seen:
             return
         self.decisions_seen = seen
-        from contextfork.harness import pi_verbs
+        from contextfork.harness.pi import verbs as pi_verbs
 
         pi_verbs.load(sess)  # a broken file: the store error fails the request open
 

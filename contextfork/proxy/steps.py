@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfork.harness.pi_messages import LiveSteps
+from contextfork.harness.pi.messages import LiveSteps
 from contextfork.hashing import sha256_text
 from contextfork.transcript.model import Block, Step
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contextfork import testhooks
-from contextfork.server import client
+from contextfork.server import wire
 from contextfork.server.peer import refusal
 
 #: The first read of a request (with its descriptors); a larger request is read on after it, so
@@ -56,7 +56,7 @@ def run_child(conn: socket.socket, key: str, import_env: dict[str, str | None], 
     if why is not None:
         log(f"refused a command (it runs cold): {why}")  # our stderr is still the server's log
         with contextlib.suppress(OSError):
-            client.send_message(conn, {"refused": why})
+            wire.send_message(conn, {"refused": why})
         return 1
     # Its own process group, so a signal for the command reaches its git children too, as a
     # terminal's ^C reaches a cold command's whole foreground group.
@@ -65,7 +65,7 @@ def run_child(conn: socket.socket, key: str, import_env: dict[str, str | None], 
     # Ready; the client's descriptors come with its go: none is held in a queue for a client that
     # gave up (its caller would wait for an end of file that never comes).
     try:
-        client.send_message(conn, {"pid": os.getpid()})
+        wire.send_message(conn, {"pid": os.getpid()})
         _take_stdio(request, _await_go(conn, 3 - len(request["closed"])))
     except (OSError, EOFError, ValueError):
         return 1  # the client gave up (it runs the command itself) or broke the protocol
@@ -120,20 +120,20 @@ def _report_exit(conn: socket.socket, code: int) -> None:
             os.dup2(null, fd)
         os.close(null)
     with contextlib.suppress(OSError):
-        client.send_message(conn, {"exit": code})
+        wire.send_message(conn, {"exit": code})
 
 
 def _read_frame(frame: bytes, conn: socket.socket) -> dict[str, Any]:
     """One message whose first bytes are ``frame`` (the rest is read from ``conn``)."""
     if len(frame) < 4:
-        frame += client.recv_exact(conn, 4 - len(frame))
+        frame += wire.recv_exact(conn, 4 - len(frame))
     size = int.from_bytes(frame[:4], "big")
     body = frame[4:]
-    if size > client.MAX_MESSAGE:
+    if size > wire.MAX_MESSAGE:
         raise ValueError("request too large")
     if len(body) < size:
-        body += client.recv_exact(conn, size - len(body))
-    return client.decode(body[:size], size)
+        body += wire.recv_exact(conn, size - len(body))
+    return wire.decode(body[:size], size)
 
 
 def log(message: str) -> None:

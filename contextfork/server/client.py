@@ -7,7 +7,6 @@ ever returned before the server has started the command: a command never runs tw
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat as _stat  # loaded by os already
 import sys
@@ -20,8 +19,6 @@ if TYPE_CHECKING:
     import _socket
     import signal
     import subprocess
-    from collections.abc import Callable
-    from typing import Any
 else:
     # The C modules (`signal` and `socket` import enum, ~4 ms each); `_socket` and `zlib` are
     # imported where a server is really asked, so a command never served (the status line,
@@ -40,8 +37,6 @@ NOT_SERVED = frozenset({"mcp", "pi-worker", "proxy", "run", "server", "statuslin
                         "-V"})
 _SHELL_FLAGS = ("--install-completion", "--show-completion")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-_HEADER_SIZE = 4  # a big-endian length before each marshal body
-MAX_MESSAGE = 16 << 20
 LOG_LIMIT = 256 << 10
 _SPAWN_BACKOFF = 10.0  # seconds between two attempts to start a server that does not come up
 SUN_PATH_MAX = 107  # bytes of a Unix socket's path (sockaddr_un.sun_path, its NUL aside)
@@ -202,77 +197,11 @@ def address(path: str) -> tuple[str, int | None]:
     return f"/proc/self/fd/{fd}/{os.path.basename(path)}", fd
 
 
-def send_message(sock: _socket.socket, obj: Any, fds: list[int] | None = None) -> None:
-    """One frame: a 4-byte length and a marshal body (both ends are this package, same user:
-    the socket's directory and the peer's uid are checked before anything is read)."""
-    import _socket
-
-    frame = len(body := marshal.dumps(obj)).to_bytes(_HEADER_SIZE, "big") + body
-    if fds:
-        rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
-        sent = sock.sendmsg([frame], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
-        frame = frame[sent:]
-    if frame:
-        sock.sendall(frame)
-
-
-def recv_exact(sock: _socket.socket, n: int, patience: Callable[[], None] | None = None) -> bytes:
-    """``n`` bytes; on a socket with a timeout, ``patience`` is asked at each one whether to
-    wait on (it raises when not)."""
-    buf = bytearray()
-    while len(buf) < n:
-        try:
-            chunk = sock.recv(n - len(buf))
-        except TimeoutError:
-            if patience is None:
-                raise
-            patience()
-            continue
-        if not chunk:
-            raise EOFError("connection closed")
-        buf += chunk
-    return bytes(buf)
-
-
-def recv_message(sock: _socket.socket, patience: Callable[[], None] | None = None) -> dict[str, object]:
-    size = int.from_bytes(recv_exact(sock, _HEADER_SIZE, patience), "big")
-    if size > MAX_MESSAGE:
-        raise ValueError(f"message of {size} bytes")
-    return decode(recv_exact(sock, size, patience), size)
-
-
-def decode(body: bytes, size: int) -> dict[str, object]:
-    if size > MAX_MESSAGE:
-        raise ValueError(f"message of {size} bytes")
-    # Only ever from this package in a process of the same user (directory mode and peer uid
-    # checked before a byte is read), who could run any code as us anyway.
-    obj = marshal.loads(body)  # noqa: S302
-    if not isinstance(obj, dict):
-        raise ValueError("message is not an object")  # noqa: TRY004 - a protocol error
-    return obj
-
-
-def peer_creds(sock: _socket.socket) -> tuple[int, int, int] | None:
-    """The peer's pid, uid and gid as the kernel saw them at connect() (at listen() for the
-    server's socket), in this process's namespaces."""
-    import _socket
-
-    so_peercred: int | None = getattr(_socket, "SO_PEERCRED", None)
-    if so_peercred is None:
-        return None
-    creds = sock.getsockopt(_socket.SOL_SOCKET, so_peercred, 12)  # struct ucred: pid, uid, gid
-    pid, uid, gid = (int.from_bytes(creds[i : i + 4], sys.byteorder, signed=True) for i in (0, 4, 8))
-    return pid, uid, gid
-
-
-def peer_uid(sock: _socket.socket) -> int | None:
-    creds = peer_creds(sock)
-    return None if creds is None else creds[1]
-
-
 def connect(path: str, timeout: float = CONNECT_TIMEOUT) -> tuple[_socket.socket, int] | None:
     """A connection to the server at ``path`` and the server's pid (0: unknown), or None."""
     import _socket
+
+    from contextfork.server.wire import peer_creds  # like _socket: only when a server is asked
 
     try:
         where, dirfd = address(path)
@@ -448,6 +377,8 @@ def _start(sock: _socket.socket, request: dict[str, object], server_pid: int,
     within START_TIMEOUT or its server stopped (then nothing ran: the caller runs it cold).
     ``go``, with descriptors 0-2, is the point of no return: the child starts the command only
     when it has read it."""
+    from contextfork.server.wire import recv_message, send_message
+
     deadline = time.monotonic() + START_TIMEOUT
 
     def waiting() -> None:
@@ -472,6 +403,8 @@ def _start(sock: _socket.socket, request: dict[str, object], server_pid: int,
 
 def _run_remote(sock: _socket.socket, request: dict[str, object], server_pid: int = 0,
                 fds: list[int] | None = None) -> int | None:  # fmt: skip
+    from contextfork.server.wire import recv_message
+
     pid = _start(sock, request, server_pid, [0, 1, 2] if fds is None else fds)
     if pid is None:
         return None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.envelope import Problem, Result
-from contextfork.server import client, context
+from contextfork.server import client, context, wire
 
 START_TIMEOUT = 15.0
 ASK_TIMEOUT = 2.0
@@ -32,8 +32,8 @@ def _ask(path: str, verb: str) -> tuple[dict[str, Any] | None, int]:
     try:
         sock.settimeout(client.POLL)
         sock.sendall(b"\xff")
-        client.send_message(sock, {"verb": verb})
-        return client.recv_message(sock, waiting), pid
+        wire.send_message(sock, {"verb": verb})
+        return wire.recv_message(sock, waiting), pid
     except (OSError, EOFError, ValueError):
         return None, pid
     finally:

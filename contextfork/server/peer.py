@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import socket
 
-from contextfork.server import client, context
+from contextfork.server import context, wire
 
 SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)  # Linux's number; Python names it from 3.13
 
@@ -60,7 +60,7 @@ def peer_confinement(conn: socket.socket, accepted: float) -> list[tuple[str, st
             return theirs
         finally:
             os.close(pidfd)
-    creds = client.peer_creds(conn)
+    creds = wire.peer_creds(conn)
     if creds is None or creds[0] <= 0:
         raise ValueError("the client's pid is unknown")
     pid_text = str(creds[0])

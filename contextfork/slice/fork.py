@@ -45,7 +45,7 @@ def _branch(session: object) -> str | None:
 
 def fork_role(repo: Path, transcript: Path, role: str, *, budget: int | None = None,
               task: str | None = None) -> Result:  # fmt: skip
-    from contextfork.harness.briefs import fold_and_export
+    from contextfork.checkpoint import fold_and_export
     from contextfork.slice import roles as R
     from contextfork.slice.build import slice_for
     from contextfork.transcript import load_session

@@ -197,7 +197,7 @@ def pageins(root: Path | None, session_id: str | None) -> list[dict[str, Any]]:
 def fork_of(root: Path | None, session_id: str | None) -> str | None:
     if root is None or not session_id:
         return None
-    from contextfork.harness.hookrunner import parent_session
+    from contextfork.harness.hooks.runner import parent_session
 
     return parent_session(root, session_id)
 

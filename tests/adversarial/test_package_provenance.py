@@ -74,7 +74,7 @@ def _mcp(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, str]]:
     """(is_error, text) of each tool call, through mcp's in-process client."""
     from mcp import Client
 
-    from contextfork.harness.mcp_server import build_server
+    from contextfork.harness.mcp.server import build_server
 
     out: list[tuple[bool, str]] = []
 

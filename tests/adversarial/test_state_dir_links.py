@@ -109,7 +109,7 @@ def test_mcp_export_refuses_a_symlinked_contextfork(
     pytest.importorskip("mcp")
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from contextfork.harness import mcp_server
+    from contextfork.harness.mcp import server as mcp_server
 
     foreign = _foreign(tmp_path)
     before = _snapshot(foreign)

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from contextfork.cold.decisions import load_decisions
-from contextfork.harness.mcp_server import build_server
+from contextfork.harness.mcp.server import build_server
 from tests.curate.conftest import SESSION
 from tests.harness.test_mcp import _env, _text, run_calls
 from tests.helpers import clean_env

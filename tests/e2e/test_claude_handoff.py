@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import contextfork
-from contextfork.harness import install
+from contextfork.harness.hooks import install
 from tests.e2e.mock_anthropic import Reply, ToolUse, Usage
 from tests.e2e.rigs import ClaudeRig
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contextfork.harness import commands
+from contextfork.harness.hooks import commands
 from tests.e2e.mock_anthropic import MockAnthropic, Reply, Usage
 from tests.e2e.pi_rig import PiRig
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import contextfork
-from contextfork.harness import install
+from contextfork.harness.hooks import install
 from tests.e2e.mock_anthropic import Reply, Usage
 from tests.e2e.mock_openai import OAReply, input_text
 from tests.e2e.rigs import ClaudeRig, CodexRig

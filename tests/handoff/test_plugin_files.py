@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from contextfork import __version__
-from contextfork.harness.commands import command_text
-from contextfork.harness.install import CLAUDE_HOOKS
+from contextfork.harness.hooks.commands import command_text
+from contextfork.harness.hooks.install import CLAUDE_HOOKS
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "contextfork"

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from contextfork.harness import install
+from contextfork.harness.hooks import install
 from tests.helpers import Repo, cli
 
 
@@ -42,7 +42,7 @@ def test_project_install_writes_machine_paths_only_to_the_local_settings(repo: R
 def test_doctor_finds_an_old_install_in_the_shared_settings_and_install_moves_it(
     repo: Repo,
 ) -> None:
-    from contextfork.harness.entrypoint import checked_command
+    from contextfork.harness.hooks.entrypoint import checked_command
 
     install.install_claude(repo.path, "shared", command=checked_command())  # as before
     shared = repo.path / ".claude" / "settings.json"
@@ -68,7 +68,7 @@ def test_shared_install_writes_only_the_portable_command(repo: Repo) -> None:
 def test_project_uninstall_also_removes_an_old_install_from_the_shared_settings(
     repo: Repo,
 ) -> None:
-    from contextfork.harness.entrypoint import checked_command
+    from contextfork.harness.hooks.entrypoint import checked_command
 
     install.install_claude(repo.path, "shared", command=checked_command())  # as before
     res = cli("hooks", "uninstall", "--claude", "--project", "--json", cwd=repo.path)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork.harness.allowed_roots import (
+from contextfork.harness.mcp.allowed_roots import (
     AllowedRoots,
     PathRefused,
     RootsError,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork.harness import codex_config, install
+from contextfork.harness.hooks import codex_config, install
 from tests.helpers import Repo, run_cli
 
 MARK = codex_config.MARK

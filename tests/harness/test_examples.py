@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 from contextfork.cold.scenario import REFERENCE_QUESTION, build_reference_scenario
-from contextfork.harness import install
+from contextfork.harness.hooks import install
 from tests.helpers import Repo, clean_env
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -332,7 +332,7 @@ def _run_in_process(
     import io
     import sys
 
-    from contextfork.harness import hookrunner
+    from contextfork.harness.hooks import runner as hookrunner
 
     logged: list[tuple[Path | None, dict[str, Any]]] = []
     real_log = hookrunner.log
@@ -365,7 +365,7 @@ def test_session_start_outside_a_repository_finishes_without_an_error(
 def test_a_crashing_handler_exits_zero_and_writes_an_error_line(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from contextfork.harness import hookrunner
+    from contextfork.harness.hooks import runner as hookrunner
 
     def crash(hook: Any) -> dict[str, Any]:
         raise RuntimeError("handler blew up")

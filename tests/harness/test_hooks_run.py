@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from contextfork.cold.scenario import REFERENCE_QUESTION, build_reference_scenario
-from contextfork.harness import install
-from contextfork.harness.entrypoint import checked_command
+from contextfork.harness.hooks import install
+from contextfork.harness.hooks.entrypoint import checked_command
 from tests.helpers import Repo, clean_env, run_cli
 
 EXE = checked_command()

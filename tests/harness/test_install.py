@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from contextfork.errors import UsageError
-from contextfork.harness import install
-from contextfork.harness.entrypoint import checked_command
+from contextfork.harness.hooks import install
+from contextfork.harness.hooks.entrypoint import checked_command
 
 EXE = checked_command()  # the absolute entry point install writes (see test_install_entrypoint)
 

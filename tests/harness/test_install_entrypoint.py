@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from contextfork import __version__
-from contextfork.harness import install
+from contextfork.harness.hooks import install
 from tests.harness import cc_fixture
 from tests.helpers import Repo, clean_env, run_cli
 
@@ -181,7 +181,7 @@ def test_a_venv_path_with_a_space_is_quoted_for_the_shell(
 def test_a_console_script_that_does_not_run_falls_back_to_python_m(tmp_path: Path) -> None:
     """A launcher written with an unquoted spaced interpreter path fails (`exec: /…/my: not
     found`); the check sees it and installs `<python> -m contextfork` instead."""
-    from contextfork.harness import entrypoint
+    from contextfork.harness.hooks import entrypoint
 
     py = _spaced_venv(tmp_path, with_script=True, quoted=False)
     command = entrypoint.checked_command(python=str(py))
@@ -244,7 +244,7 @@ def test_install_refuses_when_the_entry_point_does_not_run(
     venv = tmp_path / "broken"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     from contextfork.errors import CheckFailed
-    from contextfork.harness import entrypoint
+    from contextfork.harness.hooks import entrypoint
 
     with pytest.raises(CheckFailed):
         entrypoint.checked_command(python=str(venv / "bin" / "python"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork.harness import install
+from contextfork.harness.hooks import install
 from tests.helpers import Repo, run_cli
 
 EMPTY_HOOKS = {"model": "opus", "hooks": {}, "permissions": {"allow": []}}

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from contextfork.cold.scenario import REFERENCE_QUESTION, build_reference_scenario
-from contextfork.harness.mcp_server import build_server
+from contextfork.harness.mcp.server import build_server
 from tests.helpers import Repo, clean_env, run_cli
 
 SID = "mcp-session"

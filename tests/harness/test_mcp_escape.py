@@ -14,7 +14,7 @@ pytest.importorskip("mcp")
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from contextfork.harness import mcp_server
+from contextfork.harness.mcp import server as mcp_server
 from tests.helpers import Repo, make_repo, run_cli
 
 

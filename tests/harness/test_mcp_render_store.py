@@ -8,7 +8,7 @@ import pytest
 
 from contextfork.cold.layout import StoreLayout, layout_at
 from contextfork.cold.store import read_node
-from contextfork.harness.mcp_server import build_server
+from contextfork.harness.mcp.server import build_server
 from contextfork.harness.sample_session import write_transcript
 from contextfork.render.coldsource import ColdSource
 from tests.harness.test_mcp import _env, _text, run_calls

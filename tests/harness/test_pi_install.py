@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from contextfork.errors import UsageError
-from contextfork.harness import pi_install
+from contextfork.harness.pi import install as pi_install
 from tests.helpers import Repo, cli
 
 ARGV = [sys.executable, "-m", "contextfork"]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from contextfork.harness import pi_verbs
-from contextfork.harness.pi_live import LiveSession, live_policy
-from contextfork.harness.pi_messages import apply_plan, check_plan, fingerprint
-from contextfork.harness.pi_worker import Worker, serve
+from contextfork.harness.pi import verbs as pi_verbs
+from contextfork.harness.pi.live import LiveSession, live_policy
+from contextfork.harness.pi.messages import apply_plan, check_plan, fingerprint
+from contextfork.harness.pi.worker import Worker, serve
 from contextfork.render.api import render
 from contextfork.transcript.model import Session
 from tests.harness.pi_session import calls, pi_messages

@@ -51,7 +51,7 @@ def test_the_footprint_thresholds_do_not_fall_back_when_the_policy_reader_cannot
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A broken install is loud, not a silent switch to the default thresholds.
-    from contextfork.harness.footprint import load_thresholds
+    from contextfork.harness.hooks.footprint import load_thresholds
 
     monkeypatch.setitem(sys.modules, "contextfork.telemetry.policy", None)
     with pytest.raises(ImportError):

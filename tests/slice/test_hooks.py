@@ -232,7 +232,7 @@ def test_parallel_subagent_hooks_each_leave_their_log_line(repo: Repo, tmp_path:
 
 
 def test_the_hook_log_stays_under_its_cap_in_whole_lines(repo: Repo) -> None:
-    from contextfork.harness import hookrunner
+    from contextfork.harness.hooks import runner as hookrunner
 
     for i in range(400):
         hookrunner.log(repo.path, {"event": "subagent-start", "n": i, "pad": "x" * 1000})

@@ -164,7 +164,7 @@ def test_with_a_folded_parent_blocks_name_their_store_step_and_payload_sha256(re
 def test_the_mcp_get_slice_tool_returns_the_same_slice_as_the_cli(
     repo: Repo, parent: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from contextfork.harness.mcp_server import build_server
+    from contextfork.harness.mcp.server import build_server
     from tests.harness.test_mcp import _env, run_calls
 
     monkeypatch.setenv("CONTEXTFORK_ALLOWED_ROOTS", str(parent.parent.parent))

@@ -123,7 +123,7 @@ def test_every_command_reports_the_same_context_tokens(
         "total": 12_345, "source": "recorded", "includes_harness_overhead": True}
     assert "rendered prompt" in cli("render", "--transcript", str(t), cwd=repo.path).stdout
     monkeypatch.setenv("CONTEXTFORK_ALLOWED_ROOTS", str(repo.path))
-    from contextfork.harness.mcp_server import get_context_status
+    from contextfork.harness.mcp.server import get_context_status
 
     mcp = get_context_status(workspace=str(repo.path), transcript_path=str(t))
     assert mcp["data"]["tokens"]["total"] == 12_345

@@ -10,21 +10,20 @@ file's key order and formatting (indent, line endings, final newline), and on un
 back exactly what was there: the original bytes when the file is still as we left it, else only
 our entries come out and the containers that existed before (even an empty ``"hooks": {}``)
 stay (``install_state``). Installing twice changes nothing. A symlinked settings file (dotfiles
-repos) is written through to its target. Codex's feature flag lives in ``codex_config``.
+repos) is written through to its target. The JSON merge itself is ``settings``; Codex's feature
+flag lives in ``codex_config``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from contextfork import atomic
 from contextfork.envelope import Problem, Result
 from contextfork.errors import UsageError
-from contextfork.harness import install_state
+from contextfork.harness.hooks import install_state, settings
+from contextfork.harness.hooks.settings import is_ours
 
 # event → (arguments after the contextfork command, timeout seconds, matcher or None). The
 # command itself is the absolute entry point found and checked at install time (entrypoint).
@@ -43,13 +42,6 @@ CODEX_HOOKS: dict[str, tuple[str, int, str | None]] = {
     "SubagentStop": ("hooks run subagent-stop --codex", 120, None),
 }
 STATUSLINE_ARGS = "statusline"
-# Ours in any form we ever wrote: bare `contextfork ...` (earlier versions), an absolute console
-# script (quoted when the path has a space) or `<python> -m contextfork ...`.
-# Both hook forms count: `hooks run <event>` (now) and `hook <event>` (the legacy alias).
-_OURS = re.compile(
-    r"(^|[/\\\s\"'])contextfork(\.exe)?[\"']?\s+"
-    r"((hooks\s+run|hook)\s+(user-prompt-submit|pre-compact|session-start|subagent-start|subagent-stop)|statusline)(\s|$)"
-)
 
 
 def with_command(
@@ -63,13 +55,9 @@ def entry_command(command: str | None = None) -> str:
     """The absolute, shell-quoted contextfork command, checked to run without our PATH."""
     if command is not None:
         return command
-    from contextfork.harness.entrypoint import checked_command
+    from contextfork.harness.hooks.entrypoint import checked_command
 
     return checked_command()
-
-
-def is_ours(command: object) -> bool:
-    return isinstance(command, str) and bool(_OURS.search(command))
 
 
 def claude_settings_path(root: Path, scope: str) -> Path:
@@ -90,186 +78,6 @@ def codex_hooks_path(root: Path) -> Path:
     return root / ".codex" / "hooks.json"
 
 
-def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    return _parse(path, path.read_bytes())
-
-
-def _parse(path: Path, raw: bytes) -> dict[str, Any]:
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise UsageError(
-            f"{path} is not valid JSON ({err}); left untouched", hint="fix the file, then retry"
-        ) from err
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: top level is not a JSON object; left untouched")
-    return data
-
-
-_INDENT = re.compile(r"[\[{][ \t]*\r?\n([ \t]+)\S")
-
-
-def dump_like(data: dict[str, Any], original: str | None) -> bytes:
-    """JSON in the original file's style: its indent, line endings and final newline."""
-    indent: int | str = 2
-    if original:
-        m = _INDENT.search(original)
-        if m:
-            ws = m.group(1)
-            indent = len(ws) if set(ws) == {" "} else ws
-    ascii_only = bool(original) and "\\u" in str(original) and str(original).isascii()
-    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
-    if original is None or original.endswith("\n") or not original.strip():
-        text += "\n"
-    if original and "\r\n" in original:
-        text = text.replace("\n", "\r\n")
-    return text.encode("utf-8")
-
-
-def _write(root: Path, path: Path, data: dict[str, Any], before: bytes | None) -> None:
-    target = install_state.real_target(path)
-    text = dump_like(data, None if before is None else before.decode("utf-8"))
-    mode = target.stat().st_mode & 0o777 if target.exists() else None
-    created = install_state.missing_dirs(target)
-    atomic.write_bytes(target, text, mode=mode)
-    if before is not None and _holds_ours(before) and install_state.load(root, target) is None:
-        return  # installed by a version that kept no record: uninstall removes ours structurally
-    install_state.note_write(root, target, before, text, created)
-
-
-def _holds_ours(raw: bytes) -> bool:
-    data = json.loads(raw.decode("utf-8"))
-    sl = data.get("statusLine")
-    if isinstance(sl, dict) and is_ours(sl.get("command")):
-        return True
-    return bool(unmerge_hooks(json.loads(raw.decode("utf-8")), Path()))
-
-
-def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise UsageError(f"{path}: 'hooks' is not an object; left untouched")
-    return hooks
-
-
-def _our_entry(command: str, timeout: int, matcher: str | None) -> dict[str, Any]:
-    group: dict[str, Any] = {}
-    if matcher is not None:
-        group["matcher"] = matcher
-    group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
-    return group
-
-
-def _strip_ours(groups: list[Any]) -> tuple[list[Any], int]:
-    """Remove our hook items; drop matcher groups that only held ours. Returns (groups, removed)."""
-    out: list[Any] = []
-    removed = 0
-    for group in groups:
-        items = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(items, list):
-            out.append(group)
-            continue
-        keep = [h for h in items if not (isinstance(h, dict) and is_ours(h.get("command")))]
-        removed += len(items) - len(keep)
-        if keep:
-            out.append({**group, "hooks": keep} if len(keep) != len(items) else group)
-        elif not items:
-            out.append(group)  # an empty group that was not ours stays as it was
-    return out, removed
-
-
-def _ours_item(item: object) -> bool:
-    return isinstance(item, dict) and is_ours(item.get("command"))
-
-
-def _place(groups: list[Any], stripped: list[Any], desired: dict[str, Any]) -> list[Any]:
-    """``stripped`` with ``desired`` where our first entry stood (an older ``hook <event>`` is
-    upgraded in place, so hook order the user arranged stays); at the end when there was none."""
-    for before, group in enumerate(groups):
-        items = group.get("hooks") if isinstance(group, dict) else None
-        if isinstance(items, list) and any(
-            isinstance(h, dict) and is_ours(h.get("command")) for h in items
-        ):
-            at = before + (1 if any(not _ours_item(h) for h in items) else 0)
-            return [*stripped[:at], desired, *stripped[at:]]
-    return [*stripped, desired]
-
-
-def merge_hooks(
-    data: dict[str, Any], wanted: dict[str, tuple[str, int, str | None]], path: Path
-) -> dict[str, str]:
-    """Put exactly one entry of ours per event; report added / updated / unchanged per event."""
-    hooks = _hooks_table(data, path)
-    report: dict[str, str] = {}
-    for event, (command, timeout, matcher) in wanted.items():
-        groups = hooks.get(event, [])
-        if not isinstance(groups, list):
-            raise UsageError(f"{path}: hooks.{event} is not a list; left untouched")
-        desired = _our_entry(command, timeout, matcher)
-        ours = [
-            g
-            for g in groups
-            if isinstance(g, dict)
-            and isinstance(g.get("hooks"), list)
-            and g["hooks"]
-            and all(isinstance(h, dict) and is_ours(h.get("command")) for h in g["hooks"])
-        ]
-        stripped, removed = _strip_ours(groups)
-        if ours == [desired] and removed == 1:
-            report[event] = "unchanged"
-            continue
-        hooks[event] = _place(groups, stripped, desired)
-        report[event] = "updated" if removed else "added"
-    return report
-
-
-def unmerge_hooks(
-    data: dict[str, Any], path: Path, before: dict[str, Any] | None = None
-) -> dict[str, int]:
-    """Remove our entries; drop a container our removal emptied unless it was there before."""
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return {}
-    old_hooks = before.get("hooks") if before is not None else None
-    had = set(old_hooks) if isinstance(old_hooks, dict) else set()
-    report: dict[str, int] = {}
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        stripped, removed = _strip_ours(groups)
-        if not removed:
-            continue
-        report[event] = removed
-        if stripped or event in had:
-            hooks[event] = stripped
-        else:
-            del hooks[event]
-    if report and not hooks and not isinstance(old_hooks, dict):
-        del data["hooks"]
-    return report
-
-
-def _put_back(
-    root: Path, path: Path, data: dict[str, Any], current: bytes, rec: install_state.Record | None
-) -> str:
-    """Write the settings without our entries: the original bytes when nobody edited the file
-    since we wrote it ("original_bytes"), else ours removed in the file's own style
-    ("entries_removed"); a file we created and that holds nothing else goes ("file_removed")."""
-    target = install_state.real_target(path)
-    if install_state.restore_exact(root, target, current):
-        return "original_bytes" if target.exists() else "file_removed"
-    if rec is not None and rec.before is None and not data:
-        install_state.remove_created(root, target, rec)
-        install_state.forget(root, target)
-        return "file_removed"
-    text = dump_like(data, current.decode("utf-8"))
-    atomic.write_bytes(target, text, mode=target.stat().st_mode & 0o777)
-    install_state.forget(root, target)
-    return "entries_removed"
-
 
 def install_claude(root: Path, scope: str, command: str | None = None) -> Result:
     """Merge our hooks and statusLine into Claude Code's settings.
@@ -277,7 +85,7 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
     ``command`` is the contextfork command to install (default: the absolute entry point of
     this installation, checked to run before anything is written).
     """
-    from contextfork.harness import claude_local, commands
+    from contextfork.harness.hooks import claude_local, commands
 
     path = claude_settings_path(root, scope)
     moved = _move_out_of_shared(root) if scope == "project" else None
@@ -285,9 +93,9 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
         command = claude_local.PORTABLE_COMMAND
     existed = path.exists()
     before = path.read_bytes() if existed else None
-    data = _parse(path, before) if before is not None else {}
+    data = settings.parse(path, before) if before is not None else {}
     exe = entry_command(command)
-    report = merge_hooks(data, with_command(CLAUDE_HOOKS, exe), path)
+    report = settings.merge_hooks(data, with_command(CLAUDE_HOOKS, exe), path)
     problems: list[Problem] = []
     status_line = data.get("statusLine")
     statusline_command = f"{exe} {STATUSLINE_ARGS}"
@@ -313,7 +121,7 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
         )
     changed = any(v != "unchanged" for v in report.values()) or sl_state in ("set", "updated")
     if changed:
-        _write(root, path, data, before)
+        settings.write(root, path, data, before)
     how = ("portable: runs wherever contextfork is on the PATH" if scope == "shared"
            else "absolute; checked to run without your PATH")  # fmt: skip
     lines = [f"Claude Code hooks ({scope}) in {path}{'' if existed else ' (created)'}:",
@@ -347,7 +155,7 @@ def install_claude(root: Path, scope: str, command: str | None = None) -> Result
 def _move_out_of_shared(root: Path) -> dict[str, Any] | None:
     """Before a project (this machine's) install: keep settings.local.json out of git, and take
     an older install's machine-specific entries out of the committed settings.json."""
-    from contextfork.harness import claude_local
+    from contextfork.harness.hooks import claude_local
 
     claude_local.exclude_local(root)
     if not claude_local.machine_paths_in_shared(root, is_ours):
@@ -358,7 +166,7 @@ def _move_out_of_shared(root: Path) -> dict[str, Any] | None:
 
 
 def _drop_command(root: Path, harness: str) -> None:
-    from contextfork.harness import commands
+    from contextfork.harness.hooks import commands
 
     commands.uninstall(root, harness)
 
@@ -367,7 +175,7 @@ def uninstall_claude(root: Path, scope: str) -> Result:
     path = claude_settings_path(root, scope)
     where: dict[str, Any] = {"harness": "claude-code", "scope": scope, "path": str(path)}
     if scope == "project":  # an older install's machine paths in the shared file go too
-        from contextfork.harness import claude_local
+        from contextfork.harness.hooks import claude_local
 
         if claude_local.machine_paths_in_shared(root, is_ours):
             where["removed_from_shared"] = uninstall_claude(root, "shared").data["removed"]
@@ -379,15 +187,15 @@ def uninstall_claude(root: Path, scope: str) -> Result:
             text=f"{path} does not exist; nothing to remove",
         )
     current = path.read_bytes()
-    data = _parse(path, current)
+    data = settings.parse(path, current)
     rec = install_state.load(root, install_state.real_target(path))
-    removed = unmerge_hooks(data, path, install_state.before_data(rec))
+    removed = settings.unmerge_hooks(data, path, install_state.before_data(rec))
     status_line = data.get("statusLine")
     sl_removed = isinstance(status_line, dict) and is_ours(status_line.get("command"))
     if sl_removed:
         del data["statusLine"]
     changed = bool(removed) or sl_removed
-    restored = _put_back(root, path, data, current, rec) if changed else "unchanged"
+    restored = settings.put_back(root, path, data, current, rec) if changed else "unchanged"
     _drop_command(root, "claude-code-user" if scope == "user" else "claude-code")
     lines = [f"Claude Code hooks ({scope}) in {path}: {restored.replace('_', ' ')}"]
     lines += [f"  {event}: removed {n}" for event, n in removed.items()]
@@ -414,7 +222,7 @@ _FLAG_TEXT = {
 
 
 def _codex_flag(root: Path) -> tuple[dict[str, Any], list[Problem], str]:
-    from contextfork.harness import codex_config
+    from contextfork.harness.hooks import codex_config
 
     out = codex_config.enable(root)
     info = {"path": str(out.path), "state": out.state, "key": out.key}
@@ -451,15 +259,15 @@ def install_codex(root: Path, command: str | None = None) -> Result:
     path = codex_hooks_path(root)
     existed = path.exists()
     before = path.read_bytes() if existed else None
-    data = _parse(path, before) if before is not None else {}
+    data = settings.parse(path, before) if before is not None else {}
     exe = entry_command(command)
-    report = merge_hooks(data, with_command(CODEX_HOOKS, exe), path)
+    report = settings.merge_hooks(data, with_command(CODEX_HOOKS, exe), path)
     changed = any(v != "unchanged" for v in report.values())
     if changed:
-        _write(root, path, data, before)
+        settings.write(root, path, data, before)
     flag, flag_problems, flag_line = _codex_flag(root)
     problems = flag_problems
-    from contextfork.harness import commands
+    from contextfork.harness.hooks import commands
 
     # Codex reads prompts from $CODEX_HOME only (user-level): written when CODEX_HOME names it,
     # else offered (a project install does not write into the home directory unasked).
@@ -487,7 +295,7 @@ def install_codex(root: Path, command: str | None = None) -> Result:
 
 
 def uninstall_codex(root: Path) -> Result:
-    from contextfork.harness import codex_config
+    from contextfork.harness.hooks import codex_config
 
     flag = codex_config.disable(root)  # first: it may leave .codex/ empty for hooks.json's turn
     path = codex_hooks_path(root)
@@ -495,10 +303,10 @@ def uninstall_codex(root: Path) -> Result:
     restored = "absent"
     if path.exists():
         current = path.read_bytes()
-        data = _parse(path, current)
+        data = settings.parse(path, current)
         rec = install_state.load(root, install_state.real_target(path))
-        removed = unmerge_hooks(data, path, install_state.before_data(rec))
-        restored = _put_back(root, path, data, current, rec) if removed else "unchanged"
+        removed = settings.unmerge_hooks(data, path, install_state.before_data(rec))
+        restored = settings.put_back(root, path, data, current, rec) if removed else "unchanged"
     lines = [f"Codex hooks in {path}: {restored.replace('_', ' ')}"]
     lines += [f"  {e}: removed {n}" for e, n in removed.items()]
     if not removed:

@@ -6,7 +6,7 @@ exits 0 and writes one line to ``.contextfork/logs/hooks.log``. Output is built 
 before one write, so a failure never leaves half a JSON object on stdout.
 
 ``user-prompt-submit`` runs before every prompt; it imports only the stdlib and the cold store's
-scan path (no Typer, pydantic, jinja2, mcp or tokenizer). ``subagent-start`` runs before a
+page-in path (no Typer, pydantic, jinja2, mcp or tokenizer). ``subagent-start`` runs before a
 subagent's first call and keeps to the same (``contextfork.slice``). ``pre-compact``,
 ``session-start`` and ``subagent-stop`` run rarely and may load the heavier modules.
 
@@ -194,7 +194,7 @@ def _store_sessions(root: Path, session_id: str, max_hops: int = 8) -> list[str]
     return out
 
 
-def _hydrated_nodes(
+def _paged_in_nodes(
     hook: HookInput, session_id: str, char_budget: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from contextfork.cold import api as cold_api  # lazy: hot path
@@ -205,7 +205,7 @@ def _hydrated_nodes(
     if not store.sqlite.exists():
         return [], {"store": "absent"}
     # One token budget selects; the characters left in the hook's output decide what is shown,
-    # and only what is shown is recorded as hydrated (the store re-verifies every node it reads).
+    # and only what is shown is recorded as paged in (the store re-verifies every node it reads).
     live = None
     if hook.transcript is not None:
         from contextfork.cold.origin import live_view  # lazy: hot path
@@ -224,7 +224,7 @@ def _hydrated_nodes(
     return nodes, {**res.data, "left": left}
 
 
-def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
+def page_in_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
     if not hook.prompt.strip() or hook.root is None or hook.session_id is None:
         return "", {}
     nodes: list[dict[str, Any]] = []
@@ -246,7 +246,7 @@ def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
     for sid in _store_sessions(hook.root, hook.session_id):
         if room < 400:
             break
-        found, data = _hydrated_nodes(hook, sid, room - LABEL_RESERVE)
+        found, data = _paged_in_nodes(hook, sid, room - LABEL_RESERVE)
         nodes += found
         over += data.get("left", [])
         room -= sum(len(n["block"]) for n in found)
@@ -284,7 +284,7 @@ def hydration_context(hook: HookInput) -> tuple[str, dict[str, Any]]:
 
 
 def footprint_warning(hook: HookInput) -> tuple[str | None, dict[str, Any]]:
-    from contextfork.harness import footprint as fp  # lazy: hot path
+    from contextfork.harness.hooks import footprint as fp  # lazy: hot path
 
     if hook.root is None or hook.session_id is None or hook.transcript is None:
         return None, {}
@@ -298,7 +298,7 @@ def footprint_warning(hook: HookInput) -> tuple[str | None, dict[str, Any]]:
 
 
 def on_user_prompt_submit(hook: HookInput) -> dict[str, Any]:
-    context, info = hydration_context(hook)
+    context, info = page_in_context(hook)
     warning, finfo = footprint_warning(hook)
     if info.get("hydrated") or info.get("over_cap"):
         log(

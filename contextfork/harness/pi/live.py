@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.cold.decisions import Decisions
-from contextfork.harness.pi_messages import LiveSteps, build_plan, check_plan, ephemeral_peeks
+from contextfork.harness.pi.messages import LiveSteps, build_plan, check_plan, ephemeral_peeks
 from contextfork.render.engine import ReFoldRenderer, View
 from contextfork.render.policies import Policy, policy
 from contextfork.tokens import estimate_tokens
@@ -139,7 +139,7 @@ class LiveSession:
         if base > have or (base > 0 and self.live.fps[base - 1] != prev_fp):
             return False
         if base < have:  # a re-send (a request the extension gave up on) or an edited tail
-            from contextfork.harness.pi_messages import fingerprint
+            from contextfork.harness.pi.messages import fingerprint
 
             same = [fingerprint(m) for m in messages[: have - base]] == self.live.fps[base:]
             if same:

@@ -19,7 +19,7 @@ from pathlib import Path
 from contextfork import atomic
 from contextfork.envelope import Result
 from contextfork.errors import CheckFailed, UsageError
-from contextfork.harness import install_state
+from contextfork.harness.hooks import install_state
 
 FILE_NAME = "contextfork.ts"
 MARKER = "// contextfork for pi:"
@@ -48,7 +48,7 @@ def checked_argv(argv: list[str] | None = None) -> list[str]:
     without our PATH (the console script beside this interpreter, else ``python -m``)."""
     if argv is not None:
         return argv
-    from contextfork.harness.entrypoint import candidates, render, runs
+    from contextfork.harness.hooks.entrypoint import candidates, render, runs
 
     tried = []
     for cand in candidates():
@@ -93,7 +93,7 @@ def install_pi(root: Path, scope: str, argv: list[str] | None = None) -> Result:
              "  pi loads it at its next start: live folding on every model call, the "
              "contextfork_context tool, threshold compactions answered by an epoch commit"]
     if scope == "project":  # pi's prompt templates: /handoff, the model writes, we verify
-        from contextfork.harness import commands
+        from contextfork.harness.hooks import commands
 
         cmd_path, cmd_state = commands.install(root, "pi")
         lines.append(f"  /handoff prompt ({cmd_path}): {cmd_state.replace('_', ' ')}")

@@ -13,7 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from contextfork.envelope import Result, envelope
 from contextfork.errors import ContextforkError, UsageError
-from contextfork.harness import allowed_roots
+from contextfork.harness.mcp import allowed_roots
 
 
 def call_tool(fn: Callable[[], Result]) -> dict[str, Any]:

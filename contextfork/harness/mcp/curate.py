@@ -22,7 +22,7 @@ def contextfork_context(
     pin holds a step raw through every fold, in `fork` too; page-in prefers it on ties."""
     from contextfork.curate.api import run_verb
     from contextfork.envelope import Result
-    from contextfork.harness.mcp_common import (
+    from contextfork.harness.mcp.common import (
         call_tool,
         session_arg,
         transcript_arg,

@@ -55,7 +55,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from contextfork.harness.pi_live import LiveSession, live_policy
+from contextfork.harness.pi.live import LiveSession, live_policy
 from contextfork.testhooks import pause_point
 
 
@@ -134,12 +134,12 @@ class Worker:
 
     # -- curation verbs -------------------------------------------------------------------
     def verb(self, sess: LiveSession, verb: str, args: dict[str, Any]) -> dict[str, Any]:
-        from contextfork.harness import pi_verbs
+        from contextfork.harness.pi import verbs as pi_verbs
 
         return pi_verbs.run(sess, verb, args)  # an unknown verb: run_verb's one-line refusal
 
     def _load_decisions(self, sess: LiveSession) -> None:
-        from contextfork.harness import pi_verbs
+        from contextfork.harness.pi import verbs as pi_verbs
 
         pi_verbs.load(sess)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from contextfork.errors import ContextforkError
-from contextfork.harness.pi_live import LiveSession
+from contextfork.harness.pi.live import LiveSession
 
 
 def status_text(sess: LiveSession) -> str:

@@ -35,7 +35,7 @@ import tomlkit.exceptions
 from tomlkit.items import Table
 
 from contextfork import atomic
-from contextfork.harness import install_state
+from contextfork.harness.hooks import install_state
 
 MARK = "# added by contextfork hooks install --codex"
 KEYS = ("hooks", "codex_hooks")
