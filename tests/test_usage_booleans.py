@@ -118,7 +118,7 @@ def test_the_status_line_ignores_a_context_window_of_true(tmp_path: Path) -> Non
 
 
 def test_the_pi_worker_ignores_a_context_window_of_true() -> None:
-    from contextfork.harness.pi_worker import Worker
+    from contextfork.harness.pi.worker import Worker
 
     w = Worker()
     sized = w.session({"session": "a", "context_window": T}).policy

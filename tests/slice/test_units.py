@@ -101,7 +101,7 @@ def test_fork_shows_a_subagent_as_one_unit_whose_folds_give_back_its_exact_bytes
 def test_peek_fold_pages_the_subagents_result_back_exactly(
     repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from contextfork.harness.mcp_server import build_server
+    from contextfork.harness.mcp.server import build_server
     from tests.harness.test_mcp import _env, run_calls
 
     _session_with_a_subagent(repo, tmp_path)

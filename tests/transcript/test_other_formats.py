@@ -135,7 +135,7 @@ def pi_bash_file(path: Path) -> Path:
 
 
 def test_pi_bash_results_keep_their_exit_code(tmp_path: Path) -> None:
-    from contextfork.harness.pi_messages import LiveSteps
+    from contextfork.harness.pi.messages import LiveSteps
 
     f = pi_bash_file(tmp_path / "pi.jsonl")
     s = load_session(f)

@@ -1,6 +1,6 @@
 """What every MCP tool body shares: the allowed-roots checks of a model-written path, the
 session argument, and the one-line tool error. Its own module so that tool modules
-(``mcp_server``, ``mcp_curate``) import it without importing each other.
+(``mcp.server``, ``mcp.curate``) import it without importing each other.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The MCP tool ``contextfork_context``: the agent's curation verbs (contextfork.curate).
 
-Kept apart from ``mcp_server`` (which registers it) so that module stays one idea; it imports
+Kept apart from ``mcp.server`` (which registers it) so that module stays one idea; it imports
 no ``mcp`` itself. Like every tool it checks the workspace, and any transcript path in
 ``args``, against ``CONTEXTFORK_ALLOWED_ROOTS`` before the verb runs.
 """

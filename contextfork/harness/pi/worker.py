@@ -7,7 +7,7 @@ so a request costs the render, not a Python start-up. Requests (``id`` is echoed
 - ``{"op": "render", "session", "cwd", "base", "prev_fp", "messages", "context_window"}``:
   ``messages`` are pi's messages from index ``base`` on (the worker keeps the rest; ``prev_fp``
   is the fingerprint of message ``base-1``). Answer ``{"plan": [...] | null, "stats", "why"?}``
-  (see ``pi_messages``; null: send pi's messages untouched) or ``{"ok": false, "need": "full"}``
+  (see ``harness.pi.messages``; null: send pi's messages untouched) or ``{"ok": false, "need": "full"}``
   when the worker holds a different history: the extension then re-sends the whole array.
 - ``{"op": "verb", "session", "cwd", "verb", "args"}``: a curation verb of the
   ``contextfork_context`` tool (``pi_verbs``): ``contextfork.curate.api.run_verb`` over the
