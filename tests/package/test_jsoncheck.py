@@ -7,7 +7,6 @@ of them, and pin the two places where it is deliberately stricter (as the pydant
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import subprocess
@@ -15,49 +14,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from contextfork import jsoncheck
 from contextfork.package.export import ExportOptions, export
 from contextfork.package.validate import JSON_FILES
-from contextfork.resources import load_schema, validate_against_schema
+from contextfork.resources import validate_against_schema
 from tests.helpers import Repo
+from tests.schema_mutation import mutate, reference
 
 SCHEMAS = {**JSON_FILES, "manifest.json": "manifest.schema.json"}
 ODD_VALUES: list[Any] = [None, True, False, 0, -1, 1.5, 2.0, "", "x", "120000", [], {}, ["a"],
                          {"k": 1}, "0" * 64, "merge", "symlink", "cli", "file"]  # fmt: skip
 
 
-def _reference(schema: str, doc: Any) -> bool:
-    return not list(jsonschema.Draft202012Validator(load_schema(schema)).iter_errors(doc))
-
-
-def _slots(doc: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else []
-    for k, v in items:
-        out += _slots(v, (*path, k))
-    return out
-
-
 def _mutate(doc: Any, rng: random.Random) -> Any:
-    doc = copy.deepcopy(doc)
-    path = rng.choice(_slots(doc)[1:])
-    parent = doc
-    for k in path[:-1]:
-        parent = parent[k]
-    key = path[-1]
-    what = rng.random()
-    if what < 0.6:
-        parent[key] = rng.choice(ODD_VALUES)
-    elif what < 0.8 and isinstance(parent, dict):
-        del parent[key]
-    elif isinstance(parent, dict):
-        parent["unexpected_" + str(key)] = rng.choice(ODD_VALUES)
-    else:
-        parent.append(rng.choice(ODD_VALUES))
-    return doc
+    return mutate(doc, rng, ODD_VALUES, delete_below=0.8,
+                  new_key=lambda _rng, key: "unexpected_" + str(key))
 
 
 @pytest.fixture
@@ -82,7 +55,7 @@ def test_schema_checker_agrees_with_jsonschema_on_mutated_package_files(
         rel = rng.choice(sorted(SCHEMAS))
         mutated = _mutate(docs[rel], rng)
         ours = not validate_against_schema(SCHEMAS[rel], mutated)
-        assert ours == _reference(SCHEMAS[rel], mutated), (n, rel, mutated)
+        assert ours == reference(SCHEMAS[rel], mutated), (n, rel, mutated)
         verdicts[ours] += 1
     assert verdicts[True] > 50 and verdicts[False] > 200, verdicts  # both sides exercised
 
@@ -90,7 +63,7 @@ def test_schema_checker_agrees_with_jsonschema_on_mutated_package_files(
 def test_schema_checker_refuses_a_sha256_with_a_trailing_newline(docs: dict[str, Any]) -> None:
     manifest = docs["manifest.json"]
     manifest["package_sha256"] += "\n"  # jsonschema (Python re) lets `$` match before it
-    assert _reference("manifest.schema.json", manifest)
+    assert reference("manifest.schema.json", manifest)
     assert any("does not match" in m for m in validate_against_schema("manifest.schema.json", manifest))
 
 
