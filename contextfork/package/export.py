@@ -241,11 +241,13 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     # HEAD and is redone against the empty tree only on an unborn HEAD.
     # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to the
     # end while Python works below instead of waiting on a full pipe.
-    d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
     # A copied repository (every index entry's stat data stale): status re-hashes the tracked
     # files and writes the refreshed index; the diff starts after it instead of hashing them all
-    # a second time beside it.
-    if gitstate.index_is_stale(root, loc.git_dir):
+    # a second time beside it. Asked before status starts: a fast status may have refreshed
+    # the index already by the time it is read.
+    stale = gitstate.index_is_stale(root, loc.git_dir)
+    d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
+    if stale:
         d_status.finish("status")
     d_diff = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD")))
     d_staged: pipes.Drained | None = None
