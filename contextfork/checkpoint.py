@@ -10,11 +10,14 @@ above ``cold`` and ``package`` and below ``harness`` and ``slice``, which both u
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork import layout
 from contextfork.errors import ContextforkError
 from contextfork.hashing import sha256_file
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Session
 
 
 def transcript_seed(
@@ -55,8 +58,10 @@ def fold_and_export(
     harness: str,
     trigger: str,
     goal: str | None = None,
+    session: Session | None = None,
 ) -> dict[str, Any]:
-    """Fold the whole transcript into the session's cold store, then export a package."""
+    """Fold the whole transcript into the session's cold store, then export a package.
+    ``session``: the caller's parse of the transcript, without subagents (fold reads no more)."""
     from contextfork.package.api import export_package
     from contextfork.package.export import ExportOptions
 
@@ -66,7 +71,8 @@ def fold_and_export(
         from contextfork.cold import api as cold_api
 
         try:
-            res = cold_api.fold_session(transcript, repo=root, session=session_id)
+            res = cold_api.fold_session(transcript, repo=root, session=session_id,
+                                        loaded=session)
         except ContextforkError as err:
             # The package is the checkpoint the compaction must not lose: export it anyway.
             info["fold_error"] = f"{type(err).__name__}: {err.one_line()}"

@@ -11,7 +11,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork.cold import index as idx
 from contextfork.cold.evict import begin_turn, evict_one, load_turn, save_turn
@@ -31,6 +31,9 @@ from contextfork.cold.store import fold_node, load_policy, policy_notice, read_n
 from contextfork.envelope import Problem, Result
 from contextfork.errors import NotFoundError, UsageError
 from contextfork.inputfile import require_regular
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Session
 
 
 def open_layout(
@@ -88,8 +91,10 @@ def fold_session(
     session: str | None = None,
     store_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    loaded: Session | None = None,
 ) -> Result:
-    """Fold every step of a real transcript (deterministic briefs, raw lines as payload)."""
+    """Fold every step of a real transcript (deterministic briefs, raw lines as payload).
+    ``loaded``: the caller's parse of that transcript (``fork`` has one), not read again."""
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
@@ -99,7 +104,8 @@ def fold_session(
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
     # Only the session's own steps are folded: its subagents' files are not read.
-    sess = load_session(require_regular(Path(transcript), "transcript"), include_subagents=False)
+    sess = loaded or load_session(require_regular(Path(transcript), "transcript"),
+                                  include_subagents=False)
     phash = policy_sha256(load_policy(layout))
     total = len(sess.steps)
     done = 0

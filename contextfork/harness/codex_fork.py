@@ -52,7 +52,7 @@ def fork_rollout(repo: Path, rollout: Path, *, min_chars: int) -> Result:
     original = load_session(rollout, include_subagents=False)
     orig_id = original.session_id or rollout.stem
     before_sha, before_size = sha256_file(rollout)
-    info = fold_and_export(repo, rollout, orig_id, "codex", "fork")
+    info = fold_and_export(repo, rollout, orig_id, "codex", "fork", session=original)
     store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
     cold_ids = known_ids(store, original.steps)
     step_of: dict[int, int] = {}  # line offset -> cold step id

@@ -161,7 +161,7 @@ def fork_session(
             "(--force forks anyway)",
             before_sha, before_size,
         )
-    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
+    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork", session=original)
     new_id = str(uuid.uuid4())
     from contextfork.cold.decisions import load_decisions
 

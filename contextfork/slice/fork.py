@@ -60,7 +60,7 @@ def fork_role(repo: Path, transcript: Path, role: str, *, budget: int | None = N
         raise UsageError(f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions")
     orig_id = original.session_id or transcript.stem
     before_sha, before_size = sha256_file(transcript)
-    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork")
+    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork", session=original)
     out = slice_for(repo, transcript, role, agent_type=None, session=orig_id, budget=budget, task=task or "")
     if not out["text"]:
         raise UsageError(f"nothing verified to carry for the {out['role']} role from {transcript.name}",

@@ -296,3 +296,24 @@ def test_a_forks_brief_names_the_summary_it_carries_instead_of_repeating_it(
     other = cli("resume", str(data["package_id"]), "--json", cwd=repo.path)
     assert other.returncode == 0, other.stderr
     assert "move the billing service" in other.json()["data"]["brief"]
+
+
+def test_fork_parses_the_original_transcript_twice_not_three_times(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once for the fork and its fold (issue 27: the fold used to parse it again), once with
+    its subagents for the export's seed."""
+    import contextfork.transcript as transcript_mod
+
+    t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
+    real, reads = transcript_mod.load_session, []
+
+    def counting(path: str | Path, **kw: Any) -> Any:
+        if Path(path) == t:
+            reads.append(kw.get("include_subagents", True))
+        return real(path, **kw)
+
+    monkeypatch.setattr(transcript_mod, "load_session", counting)
+    data = _fork(repo, t)
+    assert data["stubbed"], "the fixture should fold something out"
+    assert sorted(reads) == [False, True], reads
