@@ -98,6 +98,43 @@ def read_state_file(path: Path, where: str) -> bytes | None:
             raise IntegrityError(f"{where} cannot be read ({err.strerror or err})") from None
 
 
+def read_quietly(path: Path, max_size: int, *, tail: int | None = None,
+                 follow: bool = True) -> tuple[bytes, int] | None:  # fmt: skip
+    """A regular file's bytes, or only its last ``tail`` bytes as they were when opened, with
+    the offset they start at; None for anything else: missing, not a regular file (a FIFO is
+    never waited on), over ``max_size`` bytes (or grown past it while read), unreadable, a
+    symlink unless ``follow``. For readers that degrade quietly (a hook, an offer) instead of
+    stopping with an error."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_size:
+            return None
+        os.set_blocking(fd, True)
+        start = max(0, st.st_size - tail) if tail is not None else 0
+        if start:
+            os.lseek(fd, start, os.SEEK_SET)
+        chunks, left = [], (st.st_size - start) if tail is not None else max_size + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    return None if start + len(data) > max_size else (data, start)
+
+
 def require_regular(path: Path, what: str = "file") -> Path:
     """``path`` when it is an existing regular file: missing is ``NotFoundError`` (exit 4), a
     directory, FIFO or device is ``UsageError`` (exit 2), so commands check before loading."""

@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from contextfork import layout
 from contextfork.hashing import sha256_bytes
+from contextfork.inputfile import read_quietly
 
 FORMAT = 1
 PACKAGES, COLD, REMOTES = "packages", "cold", "remotes"
@@ -56,28 +56,8 @@ def now_iso() -> str:
 
 def _read_bounded(path: Path, limit: int) -> bytes | None:
     """A regular file's bytes (no symlink followed, no FIFO waited on), or None."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return None if len(data) > limit else data
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    got = read_quietly(path, limit, follow=False)
+    return got[0] if got is not None else None
 
 
 def manifest_sha256(pkg: Path) -> str | None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
+
+from contextfork.inputfile import read_quietly
 
 MAX_TAIL_BYTES = 2 * 1024 * 1024
 MAX_FILE_BYTES = 256 * 1024 * 1024  # larger than this: not a transcript we slice (nothing)
@@ -78,29 +79,10 @@ def empty(harness: str = "claude-code") -> LiveView:
 
 def read_tail(path: Path) -> tuple[bytes, int] | None:
     """The last MAX_TAIL_BYTES of a regular file, cut to whole lines; None when unusable."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+    got = read_quietly(path, MAX_FILE_BYTES, tail=MAX_TAIL_BYTES)
+    if got is None:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-            return None
-        start = max(0, st.st_size - MAX_TAIL_BYTES)
-        os.lseek(fd, start, os.SEEK_SET)
-        chunks = []
-        left = st.st_size - start
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    data, start = got
     if start > 0:  # the first line is cut: drop it
         cut = data.find(b"\n")
         if cut < 0:
