@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -111,10 +111,12 @@ def test_push_waits_for_a_ref_lock_that_clears_and_names_one_that_does_not(
         push(shared.a.path, "origin", pid)
     assert f"the remote holds the lock {lock}" in failed.value.message.replace("/./", "/")
     assert not git(shared.remote, "for-each-ref", REF_PREFIX)
-    timer = threading.Timer(0.2, lock.unlink)  # another push finishing
-    timer.start()
-    try:
-        assert push(shared.a.path, "origin", pid).data["packages"]
-    finally:
-        timer.join()
+    wait = time.sleep
+
+    def other_push_finishes(seconds: float) -> None:  # while push waits to try again
+        lock.unlink(missing_ok=True)
+        wait(seconds)
+
+    monkeypatch.setattr(refs.time, "sleep", other_push_finishes)
+    assert push(shared.a.path, "origin", pid).data["packages"]
     assert git(shared.remote, "rev-parse", f"{REF_PREFIX}{pid}")
