@@ -47,3 +47,8 @@ def canonical_json(obj: Any) -> bytes:
 
 def canonical_sha256(obj: Any) -> str:
     return sha256_bytes(canonical_json(obj))
+
+
+def line_digest(data: bytes) -> bytes:
+    """The raw SHA-256 digest of one source line (32 bytes, kept per line in memory)."""
+    return hashlib.sha256(data).digest()

@@ -103,7 +103,7 @@ def live_offsets(objs: dict[int, dict[str, Any]]) -> set[int]:
     if not cuts:
         return set(objs)
     cut = max(cuts)
-    records = [Record(i, o, "", obj) for i, (o, obj) in enumerate(sorted(objs.items()))]
+    records = [Record.held(i, o, "", obj) for i, (o, obj) in enumerate(sorted(objs.items()))]
     kept = preserved_uuids(records, objs[cut])
     return {o for o, obj in objs.items() if o >= cut or obj.get("uuid") in kept}
 
@@ -237,7 +237,7 @@ def carried(plan: ForkPlan) -> Session:
     from contextfork.transcript._jsonl import Record
     from contextfork.transcript.claude_code import build_session
 
-    records = [Record(i, o, text, json.loads(text)) for i, (o, text) in enumerate(plan.source)]
+    records = [Record.held(i, o, text, json.loads(text)) for i, (o, text) in enumerate(plan.source)]
     return build_session(records, path=None, malformed=0)
 
 

@@ -8,23 +8,41 @@ does not parse is treated as "still being written", not as corruption.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contextfork.errors import UsageError
+from contextfork.hashing import line_digest
 from contextfork.inputfile import bounded_lines, max_line_bytes, open_regular
+from contextfork.transcript.source import RawLine, SourceFile
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
-    """One parsed line: its position, its exact text and its JSON object."""
+    """One parsed line: its position, its span in the file (offset, length and the digest of
+    the bytes parsed) and its JSON object. ``text`` is set only for lines built in memory."""
 
     lineno: int
     offset: int
-    text: str
+    length: int
+    digest: bytes
     obj: dict[str, Any]
+    text: str | None = None
+
+    def raw(self, source: SourceFile | None) -> RawLine:
+        """The line as a step's raw line: held text, else a verified span of ``source``."""
+        if self.text is not None:
+            return RawLine(self.offset, self.text)
+        if source is None:
+            raise ValueError(f"line {self.lineno}: neither its text nor its file is known")
+        return RawLine(self.offset, length=self.length, digest=self.digest, source=source)
+
+    @classmethod
+    def held(cls, lineno: int, offset: int, text: str, obj: dict[str, Any]) -> Record:
+        """A line built in memory (no file behind it)."""
+        return cls(lineno, offset, len(text.encode("utf-8")), b"", obj, text)
 
 
 @dataclass
@@ -66,7 +84,8 @@ def read_records(
     """Parse every complete JSON-object line; count (and skip) malformed ones.
 
     ``slim`` (when given) replaces each object by what the adapter keeps of it: a whole session
-    is held at once, and the parsed lines it never reads were most of its memory.
+    is held at once, and the parsed lines it never reads were most of its memory. No line's
+    text is kept: a record is a span of the file (``reread`` gives its bytes back, verified).
     """
     stats = ReadStats()
     for lineno, offset, raw, complete in iter_lines(path):
@@ -77,8 +96,7 @@ def read_records(
         if not raw.strip():
             continue
         try:
-            text = raw.decode("utf-8")
-            obj = json.loads(text)
+            obj = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as err:
             if not complete:
                 stats.partial_tail = True
@@ -89,8 +107,18 @@ def read_records(
         if not isinstance(obj, dict):
             _bad(stats, lineno, "not a JSON object")
             continue
-        stats.records.append(Record(lineno, offset, text, slim(obj) if slim else obj))
+        stats.records.append(
+            Record(lineno, offset, len(raw), line_digest(raw), slim(obj) if slim else obj)
+        )
     return stats
+
+
+def reread(source: SourceFile, records: Iterable[Record]) -> Iterator[tuple[Record, bytes]]:
+    """Each record with its exact bytes read back from ``source`` (checked against its digest:
+    a file rewritten since it was read is one clear error, exit 3)."""
+    with source.open() as fh:
+        for rec in records:
+            yield rec, source.read(fh, rec.offset, rec.length, rec.digest)
 
 
 def require_records(path: Path, stats: ReadStats, what: str) -> None:

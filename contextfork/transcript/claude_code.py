@@ -9,15 +9,16 @@ siblings that belong to the same responses, and only then cut the lines into ste
 
 from __future__ import annotations
 
+import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from contextfork.errors import ContextforkError
 from contextfork.transcript._content import IMAGE, flatten_text
-from contextfork.transcript._jsonl import Record, read_records, require_records
+from contextfork.transcript._jsonl import Record, read_records, require_records, reread
 from contextfork.transcript._steps import StepBuilder, usage_fields
 from contextfork.transcript.model import (
     Block,
@@ -31,6 +32,7 @@ from contextfork.transcript.model import (
     ToolResult,
     Usage,
 )
+from contextfork.transcript.source import SourceFile
 
 _LEAF_TYPES = frozenset({"user", "assistant", "system"})
 _EXIT_RE = re.compile(r"^Exit code (-?\d+)")
@@ -42,30 +44,41 @@ _HARNESS_PREFIXES = (
 )
 
 
-# A whole session is held while its live lines are found, so each parsed line keeps only what
-# the walk and the step builder read (the raw text is kept apart, byte-exact). Lines the steps
-# are built from keep their object, less ``toolUseResult`` (the UI's copy of a tool's output: a
-# quarter of a session's bytes); of every other line (progress, file-history snapshots, queue
-# operations, attachments: 40 % of the bytes) only these keys are kept.
-_CONVERSATION = frozenset({"user", "assistant", "system"})
+# A whole session's lines are read twice, never held whole. The first pass keeps of each line
+# only its skeleton: what finding the live conversation reads (``live_records``: its structure
+# keys, an assistant's message id and tool call ids, a user line's tool result ids, a compaction
+# boundary's metadata). The second pass re-reads the live lines one at a time (their bytes
+# verified against the first read) and builds the steps from each whole object, then drops it.
 _STRUCTURE = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "timestamp",
-              "sessionId", "cwd", "gitBranch", "agentId", "subtype")  # fmt: skip
+              "sessionId", "agentId", "subtype")  # fmt: skip
+# Values every line repeats: one string object each, not one per line.
+_REPEATED = ("type", "sessionId", "subtype")
+# Per line type: the content blocks the walk follows and the key naming their call.
+_LINKS = {"assistant": ("tool_use", "id"), "user": ("tool_result", "tool_use_id")}
 
 
-# Values every line repeats: one string object each, not one per line (~13 MB at 55 MB).
-_REPEATED = ("type", "sessionId", "cwd", "gitBranch", "userType", "version", "slug")
-
-
-def _slim(obj: dict[str, Any]) -> dict[str, Any]:
-    if obj.get("type") in _CONVERSATION:
-        obj.pop("toolUseResult", None)
-    else:
-        obj = {k: obj[k] for k in _STRUCTURE if k in obj}
+def _skeleton(obj: dict[str, Any]) -> dict[str, Any]:
+    out = {k: obj[k] for k in _STRUCTURE if k in obj}
     for k in _REPEATED:
-        v = obj.get(k)
+        v = out.get(k)
         if type(v) is str:
-            obj[k] = sys.intern(v)
-    return obj
+            out[k] = sys.intern(v)
+    kind = out.get("type")
+    msg = obj.get("message")
+    if kind in _LINKS and isinstance(msg, dict):
+        block_type, id_key = _LINKS[kind]
+        keep: dict[str, Any] = {"id": msg["id"]} if kind == "assistant" and "id" in msg else {}
+        content = msg.get("content")
+        if isinstance(content, list):
+            links = [{"type": block_type, id_key: b.get(id_key)} for b in content
+                     if isinstance(b, dict) and b.get("type") == block_type]  # fmt: skip
+            if links:
+                keep["content"] = links
+        if keep:
+            out["message"] = keep
+    elif kind == "system" and "compactMetadata" in obj:
+        out["compactMetadata"] = obj["compactMetadata"]
+    return out
 
 
 def is_harness_text(text: str) -> bool:
@@ -96,13 +109,13 @@ def _content_text(content: Any) -> str:
     return flatten_text(content, markers={**IMAGE, "document": "[document]"}, strings=True)
 
 
-def _message(rec: Record) -> dict[str, Any]:
-    msg = rec.obj.get("message")
+def _message(obj: dict[str, Any]) -> dict[str, Any]:
+    msg = obj.get("message")
     return msg if isinstance(msg, dict) else {}
 
 
-def _tool_results(rec: Record) -> list[dict[str, Any]]:
-    content = _message(rec).get("content")
+def _tool_results(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    content = _message(obj).get("content")
     if not isinstance(content, list):
         return []
     return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -176,17 +189,17 @@ def live_records(records: list[Record]) -> tuple[list[Record], int]:
         chain.add(cur)
         cur = _parent_index(main, cur, by_uuid, chain)
     msg_ids = {
-        _message(main[i]).get("id") for i in chain if main[i].obj.get("type") == "assistant"
+        _message(main[i].obj).get("id") for i in chain if main[i].obj.get("type") == "assistant"
     }
     msg_ids.discard(None)
     included = set(chain)
     for i, r in enumerate(main):
-        if i not in included and r.obj.get("type") == "assistant" and _message(r).get("id") in msg_ids:
+        if i not in included and r.obj.get("type") == "assistant" and _message(r.obj).get("id") in msg_ids:
             included.add(i)
     call_ids: set[str] = set()
     for i in included:
         if main[i].obj.get("type") == "assistant":
-            content = _message(main[i]).get("content")
+            content = _message(main[i].obj).get("content")
             if isinstance(content, list):
                 call_ids.update(
                     str(b.get("id")) for b in content
@@ -195,7 +208,7 @@ def live_records(records: list[Record]) -> tuple[list[Record], int]:
     for i, r in enumerate(main):
         if i in included or r.obj.get("type") != "user":
             continue
-        results = _tool_results(r)
+        results = _tool_results(r.obj)
         if results and all(str(b.get("tool_use_id")) in call_ids for b in results):
             included.add(i)
     # Claude Code 2.1 hangs ``attachment`` lines (environment, date, deferred tools …) off the
@@ -278,10 +291,8 @@ class _Builder(StepBuilder):
         super().__init__()
         self.cur_key: str | None = None
 
-    def add(self, rec: Record) -> None:
+    def add(self, obj: dict[str, Any], raw: RawLine) -> None:
         """One live line, by its ``type`` (``_KINDS``); any other type is kept, not a step."""
-        obj = rec.obj
-        raw = RawLine(offset=rec.offset, text=rec.text)
         uid = obj.get("uuid")
         self.note_id(raw, f"uuid:{uid}" if isinstance(uid, str) else None)
         kind = obj.get("type")
@@ -289,26 +300,24 @@ class _Builder(StepBuilder):
         if handler is None:
             self.other(raw, obj.get("timestamp"))
         else:
-            handler(self, rec, raw, obj.get("timestamp"))
+            handler(self, obj, raw, obj.get("timestamp"))
 
-    def _assistant_line(self, rec: Record, raw: RawLine, ts: Any) -> None:
-        self._assistant(rec.obj, _message(rec), raw, ts)
+    def _assistant_line(self, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+        self._assistant(obj, _message(obj), raw, ts)
 
-    def _user(self, rec: Record, raw: RawLine, ts: Any) -> None:
-        results = _tool_results(rec)
+    def _user(self, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
+        results = _tool_results(obj)
         if results:
             self.results(
                 raw, ts, [_to_result(b) for b in results],
                 call_id=str(results[0].get("tool_use_id")),
             )
             return
-        obj = rec.obj
-        text = _content_text(_message(rec).get("content"))
+        text = _content_text(_message(obj).get("content"))
         meta = bool(obj.get("isMeta") or obj.get("isCompactSummary")) or is_harness_text(text)
         self.prompt(raw, ts, [TextBlock(role="user", text=text, meta=meta)] if text else [])
 
-    def _system(self, rec: Record, raw: RawLine, ts: Any) -> None:
-        obj = rec.obj
+    def _system(self, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
         if obj.get("subtype") != "compact_boundary":
             self.other(raw, ts)
             return
@@ -343,29 +352,44 @@ class _Builder(StepBuilder):
 
 
 #: One handler per line ``type`` of the live conversation.
-_KINDS: dict[str, Callable[[_Builder, Record, RawLine, Any], None]] = {
+_KINDS: dict[str, Callable[[_Builder, dict[str, Any], RawLine, Any], None]] = {
     "assistant": _Builder._assistant_line,
     "user": _Builder._user,
     "system": _Builder._system,
 }
 
 
+def _whole(
+    live: list[Record], source: SourceFile | None
+) -> Iterator[tuple[Record, dict[str, Any]]]:
+    """Each live line with its whole object: parsed again from its bytes (the same bytes: their
+    digest is checked) when the records are skeletons of ``source``, else as held."""
+    if source is None:
+        yield from ((r, r.obj) for r in live)
+        return
+    for rec, data in reread(source, live):
+        yield rec, json.loads(data)
+
+
 def build_session(
-    records: list[Record], *, path: Path | None, malformed: int, agent_id: str | None = None
+    records: list[Record], *, path: Path | None, malformed: int, agent_id: str | None = None,
+    source: SourceFile | None = None,
 ) -> Session:
+    """The session of ``records``: skeletons (``_skeleton``) of ``source``'s lines, or whole
+    objects of lines built in memory (``source`` None)."""
     live, abandoned = live_records(records)
     builder = _Builder()
-    for rec in live:
-        builder.add(rec)
+    branch = cwd = None
+    for rec, obj in _whole(live, source):
+        builder.add(obj, rec.raw(source))
+        if isinstance(obj.get("gitBranch"), str):
+            branch = obj["gitBranch"]
+        if isinstance(obj.get("cwd"), str):
+            cwd = obj["cwd"]
     steps = builder.finish()
     preserved = _mark_preserved(records, live, steps, builder.compactions)
     first = next((r.obj for r in records if r.obj.get("sessionId")), {})
     timestamps = [r.obj["timestamp"] for r in records if isinstance(r.obj.get("timestamp"), str)]
-    branch = next(
-        (r.obj["gitBranch"] for r in reversed(live) if isinstance(r.obj.get("gitBranch"), str)),
-        None,
-    )
-    cwd = next((r.obj["cwd"] for r in reversed(live) if isinstance(r.obj.get("cwd"), str)), None)
     model = next((s.model for s in reversed(steps) if s.model and s.model != "<synthetic>"), None)
     return Session(
         format="claude-code",
@@ -419,12 +443,13 @@ def subagent_files(path: Path) -> list[Path]:
 
 
 def load(path: Path, *, include_subagents: bool = True) -> Session:
-    stats = read_records(path, _slim)
+    source = SourceFile(path)
+    stats = read_records(path, _skeleton)
     require_records(path, stats, "Claude Code")
     all_side = _sidechain_file(stats.records)
     session = build_session(
         stats.records, path=path, malformed=stats.malformed,
-        agent_id=_agent_id(stats.records) if all_side else None,
+        agent_id=_agent_id(stats.records) if all_side else None, source=source,
     )
     if not include_subagents:
         return session
@@ -435,7 +460,9 @@ def load(path: Path, *, include_subagents: bool = True) -> Session:
             if r.obj.get("isSidechain"):
                 inline.setdefault(str(r.obj.get("agentId") or "sidechain"), []).append(r)
         for agent, recs in inline.items():
-            session.subagents.append(build_session(recs, path=path, malformed=0, agent_id=agent))
+            session.subagents.append(
+                build_session(recs, path=path, malformed=0, agent_id=agent, source=source)
+            )
     for sub in subagent_files(path):
         try:
             session.subagents.append(load(sub, include_subagents=False))

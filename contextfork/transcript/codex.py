@@ -27,6 +27,7 @@ from contextfork.transcript.model import (
     ToolResult,
     Usage,
 )
+from contextfork.transcript.source import SourceFile
 
 _META_PREFIXES = (
     "<environment_context>", "# AGENTS.md instructions", "<user_instructions>",
@@ -228,13 +229,14 @@ def _handler(kind: Any, ptype: Any) -> _Handler:
 
 
 def load(path: Path) -> Session:
+    source = SourceFile(path)
     stats = read_records(path)
     require_records(path, stats, "Codex")
     r = _Rollout()
     for rec in stats.records:
         payload = rec.obj.get("payload")
         p: dict[str, Any] = payload if isinstance(payload, dict) else {}
-        raw = RawLine(offset=rec.offset, text=rec.text)
+        raw = rec.raw(source)
         _handler(rec.obj.get("type"), p.get("type"))(r, p, raw, rec.obj.get("timestamp"))
     steps = r.b.finish()
     started, ended = timestamps(rec.obj.get("timestamp") for rec in stats.records)

@@ -1,7 +1,8 @@
 """The normalized session model every adapter produces (SPEC §2).
 
 A ``Step`` is one model call's output plus the tool results it caused (an IPCF "turn").
-Raw source lines are kept byte-exact so the cold store can hash and restore them losslessly.
+Raw source lines are byte-exact spans of the transcript (``source.RawLine``), so the cold store
+can hash and restore them losslessly without the session holding a second copy of the file.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# re-exported: adapters and callers name a step's raw lines from here
+from contextfork.transcript.source import RawLine as RawLine
+from contextfork.transcript.source import read_raw
 
 
 class _Model(BaseModel):
@@ -60,13 +65,6 @@ class Usage(_Model):
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
 
-class RawLine(_Model):
-    """One source line (or JSON element) exactly as read, with its byte offset in the file."""
-
-    offset: int
-    text: str
-
-
 class Step(_Model):
     index: int  # 1-based, a display position only
     # The stable identity of the step, anchored in the harness's own ids (``uuid:<uuid of the
@@ -105,7 +103,8 @@ class Step(_Model):
         return [b for b in self.blocks if isinstance(b, TextBlock) and b.role == "user"]
 
     def raw_bytes(self) -> bytes:
-        return "".join(r.text for r in self.raw).encode("utf-8")
+        """The step's source lines, exactly as in the file (read back and verified)."""
+        return b"".join(read_raw(self.raw))
 
 
 class Compaction(_Model):

@@ -26,6 +26,7 @@ from contextfork.transcript.model import (
     ToolResult,
     Usage,
 )
+from contextfork.transcript.source import SourceFile
 
 
 def _assistant_blocks(content: Any) -> list[Block]:
@@ -201,11 +202,12 @@ _ROLES: dict[str, _Handler] = {
 
 
 def load(path: Path) -> Session:
+    source = SourceFile(path)
     stats = read_records(path)
     require_records(path, stats, "pi")
     r = _Reader()
     for rec in live_entries(stats.records):
-        obj, raw = rec.obj, RawLine(offset=rec.offset, text=rec.text)
+        obj, raw = rec.obj, rec.raw(source)
         r.b.note_id(raw, f"id:{obj['id']}" if isinstance(obj.get("id"), str) else None)
         kind = obj.get("type")
         handler = _TYPES.get(kind, _other) if isinstance(kind, str) else _other

@@ -1,8 +1,8 @@
-"""A whole Claude Code session is read keeping only what the steps are built from (issue 27).
+"""A whole Claude Code session is read without holding it whole (issue 27).
 
-Progress lines, file-history snapshots and queue operations keep only their structural keys
-once parsed, conversation lines lose ``toolUseResult``; the session built from them must be
-exactly the one built from whole objects.
+The first pass keeps of each line only its skeleton (structure keys, message and call ids); the
+live lines are parsed again one at a time to build the steps. The session built that way must be
+exactly the one built from whole objects and texts held in memory.
 """
 
 from __future__ import annotations
@@ -11,11 +11,16 @@ import gc
 from pathlib import Path
 
 from contextfork.transcript import claude_code, load_session
-from contextfork.transcript._jsonl import read_records
+from contextfork.transcript._jsonl import Record, read_records, reread
+from contextfork.transcript.source import SourceFile
 
 
 def _whole(path: Path) -> dict[str, object]:
-    records = read_records(path).records  # every object whole, as before the slimming
+    data = path.read_bytes()
+    records = [  # every object whole and every text held, as before the skeletons
+        Record.held(r.lineno, r.offset, data[r.offset : r.offset + r.length].decode(), r.obj)
+        for r in read_records(path).records
+    ]
     agent = claude_code._agent_id(records) if claude_code._sidechain_file(records) else None
     return claude_code.build_session(records, path=path, malformed=0, agent_id=agent).model_dump()
 
@@ -28,15 +33,20 @@ def test_slimmed_lines_build_the_same_session_as_whole_ones(transcripts_dir: Pat
         assert slim == _whole(path), path
 
 
-def test_slimmed_lines_keep_only_structural_keys(transcripts_dir: Path) -> None:
+def test_skeletons_keep_only_structure_and_call_ids(transcripts_dir: Path) -> None:
     path = transcripts_dir / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
-    records = read_records(path, claude_code._slim).records
+    records = read_records(path, claude_code._skeleton).records
     progress = [r for r in records if r.obj.get("type") == "progress"]
-    assert progress and all("data" not in r.obj for r in progress)
-    assert all(set(r.obj) <= set(claude_code._STRUCTURE) for r in progress)
-    assert any("message" in r.obj for r in records if r.obj.get("type") == "assistant")
-    assert all("toolUseResult" not in r.obj for r in records)
-    assert any('"toolUseResult"' in r.text for r in records)  # the raw line still has it
+    assert progress and all(set(r.obj) <= set(claude_code._STRUCTURE) for r in progress)
+    conversation = [r for r in records if r.obj.get("type") in ("user", "assistant")]
+    assert all(set(r.obj) <= {*claude_code._STRUCTURE, "message"} for r in conversation)
+    messages = [r.obj["message"] for r in conversation if "message" in r.obj]
+    assert any("content" in m for m in messages)
+    assert all(set(m) <= {"id", "content"} for m in messages)
+    blocks = [b for m in messages for b in m.get("content", [])]
+    assert all(set(b) in ({"type", "id"}, {"type", "tool_use_id"}) for b in blocks)
+    lines = [data for _, data in reread(SourceFile(path), records)]
+    assert any(b'"toolUseResult"' in d for d in lines)  # the raw line still has it
 
 
 def test_loading_a_session_leaves_the_garbage_collector_as_it_found_it(transcripts_dir: Path) -> None:
