@@ -15,6 +15,7 @@ per-node file that was changed after the build shows as a mismatch.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from contextfork.view.model import StepView
 
@@ -34,21 +35,20 @@ def _preview(text: str) -> str:
     return "\n".join(text.split("\n", PREVIEW_LINES)[:PREVIEW_LINES])[:PREVIEW_CHARS]
 
 
-def split_out(steps: list[StepView]) -> dict[str, bytes]:
+def split_out(steps: list[StepView]) -> Iterator[tuple[str, bytes]]:
     """Mark each block (``id``, and ``lazy``/``preview``/``kb`` when it is large) and each cold
-    node (``src``) of ``steps``; returns the files to write beside the pages."""
-    files: dict[str, bytes] = {}
+    node (``src``) of ``steps``; yields the files to write beside the pages, one at a time (held
+    together they were as large as the session itself, issue 27)."""
     for st in steps:
         for i, b in enumerate(st.blocks, start=1):
             b["id"] = f"b-{st.index}-{i}"
             size = len(b["text"].encode("utf-8"))
             if size > LAZY_BYTES:
                 path = f"blocks/{b['id']}.js"
-                files[path] = _script(path, b["text"])
+                yield path, _script(path, b["text"])
                 b["lazy"], b["preview"], b["kb"] = path, _preview(b["text"]), round(size / 1024)
         node = st.cold
         if node is not None and node.src is None:  # shown only on "Reveal": always loaded then
             path = f"cold/step_{node.step_id:06d}.js"
-            files[path] = _script(path, node.content_b64)
+            yield path, _script(path, node.content_b64)
             node.src, node.content_b64 = path, ""
-    return files

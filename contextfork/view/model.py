@@ -26,6 +26,9 @@ from contextfork.transcript.model import (
     ToolResult,
 )
 
+#: What the search index keeps of each step (its first characters): a step view holds no more.
+SEARCH_CHARS = 4_000
+
 
 @dataclass
 class ColdNode:
@@ -123,7 +126,7 @@ def step_view(step: Step) -> StepView:
         blocks=blocks,
         failed=any(b.get("error") for b in blocks),
         stubs=_stub_steps(step),
-        search_text=text[:20_000],
+        search_text=text[:SEARCH_CHARS],
     )
 
 

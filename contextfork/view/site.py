@@ -18,7 +18,7 @@ from contextfork import atomic
 from contextfork.resources import data_dir, render_html_template
 from contextfork.svgchart import line_chart
 from contextfork.view.lazy import split_out
-from contextfork.view.model import SessionView, build
+from contextfork.view.model import SEARCH_CHARS, SessionView, build
 
 PAGE_SIZE = 100
 STATIC = ("view.css", "view.js")
@@ -73,7 +73,7 @@ def _context_chart(view: SessionView) -> str:
 
 def _search_index(view: SessionView) -> str:
     items = [
-        {"s": s.index, "p": page_of(s.index), "t": s.search_text.lower()[:4000]}
+        {"s": s.index, "p": page_of(s.index), "t": s.search_text.lower()[:SEARCH_CHARS]}
         for s in view.steps
     ]
     return "window.CF_SEARCH = " + json.dumps(items, ensure_ascii=False) + ";\n"
@@ -157,7 +157,7 @@ def build_site(
 
         if view is not None:
             # Large blocks and cold originals go to files of their own, loaded on expand.
-            for name, data in split_out(view.steps).items():
+            for name, data in split_out(view.steps):
                 atomic.write_into(staged, name, data)
             _session_pages(view, nav, put, with_replay=with_replay)
         rows = _package_pages(root, nav, put)
