@@ -9,6 +9,10 @@ the whole file is one live conversation. Then runs ``status``, ``view``, ``fold 
 ``fork`` on it as real subprocesses under ``/usr/bin/time -v`` and prints each one's peak RSS,
 RSS per transcript byte and wall time. Target (issue 27 item 5): at most 2 bytes of RSS per
 transcript byte.
+
+The tokenizer's vocabulary cache (``contextfork.tokens``) is built once before the commands run,
+as it is on any machine after its first count: building it costs ~30 MB more, once
+(``--cold-cache`` measures each command with it absent).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -80,6 +85,7 @@ def main() -> int:
     ap.add_argument("--copies", type=int, default=20)
     ap.add_argument("--only", default="status,view,fold session,fork")
     ap.add_argument("--keep", type=Path, default=None, help="build the transcript here / reuse it")
+    ap.add_argument("--cold-cache", action="store_true", help="no tokenizer cache before each command")
     args = ap.parse_args()
     if not SOURCE.is_file():
         print(f"skipped: {SOURCE} is absent")
@@ -95,7 +101,12 @@ def main() -> int:
         subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@x", *cmd], cwd=repo, check=True)
     env = {**os.environ, "HOME": str(tmp / "home"), "PYTHONPATH": str(ROOT)}
     base = [sys.executable, "-m", "contextfork"]
+    warm = [sys.executable, "-c", "from contextfork.tokens import count_tokens; count_tokens('x')"]
     for name in args.only.split(","):
+        if args.cold_cache:
+            shutil.rmtree(tmp / "home", ignore_errors=True)
+        else:
+            subprocess.run(warm, cwd=repo, env=env, check=True)
         extra = ["--session", "big"] if name == "fold session" else []
         cmd = [*base, *name.split(), "--transcript", str(transcript), *extra]
         rss, wall, cpu, code, tail = peak(cmd, repo, env)

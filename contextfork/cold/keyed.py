@@ -9,6 +9,7 @@ then their index rows and keys in one transaction. See ``stepkeys`` for the id r
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,27 @@ if TYPE_CHECKING:
 
 #: build(step, step_id, open) -> node
 Builder = Callable[["Step", int, bool], dict[str, Any]]
+#: What a fold keeps of each node once it is stored (its report's figures): the rest is on disk.
+_KEPT = ("step_id", "payload_sha256", "artifact_sha256", "payload_bytes", "token_count",
+         "redactions")  # fmt: skip
+
+
+class _Built:
+    """A node built outside the lock, held as its file's bytes compressed until it is written:
+    a whole session's nodes held as objects were larger than the transcript (issue 27)."""
+
+    __slots__ = ("packed", "payload_sha256")
+
+    def __init__(self, node: dict[str, Any]) -> None:
+        self.payload_sha256 = str(node["payload_sha256"])
+        self.packed = zlib.compress(node_bytes(node), 1)
+
+    def data(self) -> bytes:
+        return zlib.decompress(self.packed)
+
+
+def _summary(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: node[k] for k in _KEPT if k in node}
 
 
 @dataclass
@@ -33,9 +55,11 @@ class Placed:
     step: Step
     step_id: int
     action: str  # write | unchanged | adopt
-    node: dict[str, Any]
+    built: _Built | None
     close: bool = False  # an open version turned out complete: later other bytes conflict
     open: bool = False  # the session's last step at this fold
+    # the stored node's figures (``_KEPT``), set once it is stored or verified
+    node: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -53,7 +77,7 @@ class KeyedFold:
 
 
 def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
-          cache: dict[tuple[str, int, bool], dict[str, Any]], open_last: bool,
+          cache: dict[tuple[str, int, bool], _Built], open_last: bool,
           locked: bool) -> list[Placed]:
     stepkeys.ensure(conn)
     if locked:
@@ -61,17 +85,17 @@ def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
     alloc = stepkeys.Allocator(conn)
     out: list[Placed] = []
 
-    def built(step: Step, sid: int, is_open: bool) -> dict[str, Any]:
+    def built(step: Step, sid: int, is_open: bool) -> _Built:
         k = (step.identity, sid, is_open)
         if k not in cache:
-            cache[k] = build(step, sid, is_open)
+            cache[k] = _Built(build(step, sid, is_open))
         return cache[k]
 
     for n, step in enumerate(steps):
         is_open = open_last and n == len(steps) - 1
         sid = alloc.candidate(step.identity, step.index)
         node = built(step, sid, is_open)
-        action = alloc.decide(step.identity, sid, str(node["payload_sha256"]))
+        action = alloc.decide(step.identity, sid, node.payload_sha256)
         if action == "version":
             sid = alloc.fresh()
             node = built(step, sid, is_open)
@@ -91,34 +115,39 @@ def fold_keyed(
     ``view=False`` leaves the IPCF view to the next fold that exports it (or ``fold index``):
     it is marked stale, and rewriting it is O(store) on every call."""
     layout.ensure_contained()
-    cache: dict[tuple[str, int, bool], dict[str, Any]] = {}
+    cache: dict[tuple[str, int, bool], _Built] = {}
     with idx.opened(layout) as conn:
         _plan(conn, layout, steps, build, cache, open_last, False)  # builds unlocked
     with store_lock(layout):
         policy = ensure_policy(layout)
         with idx.opened(layout) as conn:
             placed = _plan(conn, layout, steps, build, cache, open_last, True)
-            pending: list[dict[str, Any]] = []
+            cache.clear()  # what is not placed is not written
+            pending: list[Placed] = []
             for p in placed:
                 path = layout.node_path(p.step_id)
                 if p.action == "write":
+                    assert p.built is not None
                     if path.exists() or path.is_symlink():
                         existing = read_node(layout, p.step_id, check_index=False)  # an orphan of a crash
-                        if existing["payload_sha256"] != p.node["payload_sha256"]:
+                        if existing["payload_sha256"] != p.built.payload_sha256:
                             raise IntegrityError(
                                 f"cold_nodes/{path.name} is not indexed and holds other bytes",
                                 hint="run `contextfork fold validate`, then `contextfork fold index`",
                             )
-                        p.node = existing
                     else:
-                        write_bytes(path, node_bytes(p.node))  # phase 1: the node file
-                    pending.append(p.node)
+                        write_bytes(path, p.built.data())  # phase 1: the node file
+                    p.built = None
+                    pending.append(p)
                 else:
-                    p.node = read_node(layout, p.step_id)  # stored bytes re-verified (exit 3)
+                    p.built = None
+                    p.node = _summary(read_node(layout, p.step_id))  # stored bytes re-verified (exit 3)
             with idx.transaction(conn):  # phase 2: index rows and keys, one transaction
-                for node in pending:
+                for p in pending:  # each node read back (verified) one at a time, then dropped
+                    node = read_node(layout, p.step_id, check_index=False)
                     idx.add_node(conn, node)
                     stepkeys.record(conn, node)
+                    p.node = _summary(node)
                 for p in placed:
                     if p.action == "adopt":
                         stepkeys.adopt(conn, p.step_id, p.step.identity, p.open)
