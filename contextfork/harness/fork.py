@@ -167,8 +167,7 @@ def fork_session(
 
     plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars,
                       decisions=load_decisions(repo, orig_id))
-    body = "".join(plan.lines)
-    size = len(body.encode("utf-8"))
+    size = sum(len(line.encode("utf-8")) for line in plan.lines)  # never the body whole twice
     # forced, a fork may stub nothing: it still leaves the lines before the compaction behind
     if (not plan.stubs and not force) or size >= before_size:
         why = (
@@ -190,7 +189,7 @@ def fork_session(
             before_sha, before_size, info["package_id"],
         )
     target = project_dir(repo) / f"{new_id}.jsonl"
-    atomic.write_text(target, body)
+    atomic.write_chunks(target, (line.encode("utf-8") for line in plan.lines))
     forked = load_session(target, include_subagents=False)
     problems = check_fork(forked, new_id, plan)
     after_sha, _ = sha256_file(transcript)

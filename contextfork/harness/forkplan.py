@@ -26,7 +26,9 @@ from contextfork.hashing import sha256_text
 
 if TYPE_CHECKING:
     from contextfork.cold.decisions import Decisions
+    from contextfork.transcript._jsonl import Record
     from contextfork.transcript.model import Session
+    from contextfork.transcript.source import RawLine, SourceFile
 
 STUB_MIN_CHARS = 2_000
 
@@ -87,14 +89,30 @@ class ForkPlan:
     lines: list[str] = field(default_factory=list)
     stubs: list[dict[str, Any]] = field(default_factory=list)
     kept_large: list[dict[str, Any]] = field(default_factory=list)
-    # the original lines the fork carries (offset, text), as they were: what it must read as
-    source: list[tuple[int, str]] = field(default_factory=list)
+    # the original lines the fork carries, as they were (spans of the original, or held): what
+    # it must read as
+    source: list[Record] = field(default_factory=list)
+    original: SourceFile | None = None  # the file the carried spans are read back from
     left_out: int = 0  # lines of the live chain before the last compaction, not carried
+
+
+def _carry(plan: ForkPlan, raw: RawLine, skel: dict[str, Any]) -> None:
+    """Note a carried line: its skeleton and its span in the original, or (a line held in
+    memory) its text and whole object."""
+    from contextfork.transcript._jsonl import Record
+
+    n = len(plan.source)
+    if raw.source is None:
+        plan.source.append(Record.held(n, raw.offset, raw.text, json.loads(raw.text)))
+        return
+    plan.original = raw.source
+    plan.source.append(Record(n, raw.offset, raw.length, raw.digest, skel))
 
 
 def live_offsets(objs: dict[int, dict[str, Any]]) -> set[int]:
     """Offsets of the lines the harness sends next: from the last compaction boundary on, plus
-    the segment it kept verbatim across it; every line when there was no compaction."""
+    the segment it kept verbatim across it; every line when there was no compaction. ``objs``:
+    whole lines or their skeletons (``claude_code.skeleton``)."""
     from contextfork.transcript._jsonl import Record
     from contextfork.transcript.claude_code import preserved_uuids
 
@@ -119,11 +137,13 @@ def build_fork(
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
     from contextfork.slice.units import stub_unit, units_by_call
+    from contextfork.transcript.claude_code import skeleton
+    from contextfork.transcript.source import read_raw
 
     units = units_by_call(session, repo)
     store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
     cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
-    raw: dict[int, tuple[str, int]] = {}
+    raw: dict[int, tuple[RawLine, int]] = {}
     held: set[int] = set()  # line offsets of steps the agent holds raw
     # line offset -> the agent's brief, on the first step of its span only (as the renderer
     # shows it once): repeated on every stub it could outgrow the results it stands for
@@ -133,25 +153,30 @@ def build_fork(
         brief = decisions.briefs.get(step.identity) if decisions is not None else None
         for r in step.raw:
             position.setdefault(r.offset, step.index)
-            raw.setdefault(r.offset, (r.text, cold_ids.get(step.index, step.index)))
+            raw.setdefault(r.offset, (r, cold_ids.get(step.index, step.index)))
             if decisions is not None and decisions.held_raw(step.identity):
                 held.add(r.offset)
             if brief is not None:
                 briefs.setdefault(r.offset, brief.text)
-    objs = {offset: json.loads(text) for offset, (text, _) in raw.items()}
-    live = live_offsets(objs)
+    # The lines are read twice, never held whole (issue 27): their skeletons first (which are
+    # live, every uuid to rename), then each live line again as it is rewritten.
+    order = sorted(raw)
+    skeletons = {o: skeleton(json.loads(data))
+                 for o, data in zip(order, read_raw(raw[o][0] for o in order), strict=True)}
+    live = live_offsets(skeletons)
     # Every new uuid up front: a compaction boundary names its summary line, which comes after it.
     renamed = {
-        str(o["uuid"]): str(uuid.uuid4()) for o in objs.values() if isinstance(o.get("uuid"), str)
+        str(o["uuid"]): str(uuid.uuid4()) for o in skeletons.values() if isinstance(o.get("uuid"), str)
     }
     verified: dict[int, dict[str, str]] = {}
     uuids: dict[str, str] = {}
     plan = ForkPlan(new_id, left_out=len(raw) - len(live))
     last_new: str | None = None
-    for offset in sorted(live):
+    in_fork = sorted(live)
+    for offset, data in zip(in_fork, read_raw(raw[o][0] for o in in_fork), strict=True):
         step_index = raw[offset][1]
-        plan.source.append((offset, raw[offset][0]))
-        obj = objs[offset]
+        obj = json.loads(data)
+        _carry(plan, raw[offset][0], skeletons[offset])
         old = obj.get("uuid")
         new_uuid = renamed.get(old) if isinstance(old, str) else None
         if isinstance(old, str) and new_uuid:
@@ -233,12 +258,11 @@ def _conversation(session: Any) -> list[tuple[Any, ...]]:
 
 
 def carried(plan: ForkPlan) -> Session:
-    """The original's lines the fork carries, read as a session: what the fork must read as."""
-    from contextfork.transcript._jsonl import Record
+    """The original's lines the fork carries, read as a session: what the fork must read as
+    (its lines read back from the original, verified, one at a time)."""
     from contextfork.transcript.claude_code import build_session
 
-    records = [Record.held(i, o, text, json.loads(text)) for i, (o, text) in enumerate(plan.source)]
-    return build_session(records, path=None, malformed=0)
+    return build_session(plan.source, path=None, malformed=0, source=plan.original)
 
 
 def check_fork(forked: Any, new_id: str, plan: ForkPlan) -> list[Problem]:

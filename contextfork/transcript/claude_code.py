@@ -57,7 +57,7 @@ _REPEATED = ("type", "sessionId", "subtype")
 _LINKS = {"assistant": ("tool_use", "id"), "user": ("tool_result", "tool_use_id")}
 
 
-def _skeleton(obj: dict[str, Any]) -> dict[str, Any]:
+def skeleton(obj: dict[str, Any]) -> dict[str, Any]:
     out = {k: obj[k] for k in _STRUCTURE if k in obj}
     for k in _REPEATED:
         v = out.get(k)
@@ -362,13 +362,15 @@ _KINDS: dict[str, Callable[[_Builder, dict[str, Any], RawLine, Any], None]] = {
 def _whole(
     live: list[Record], source: SourceFile | None
 ) -> Iterator[tuple[Record, dict[str, Any]]]:
-    """Each live line with its whole object: parsed again from its bytes (the same bytes: their
-    digest is checked) when the records are skeletons of ``source``, else as held."""
-    if source is None:
-        yield from ((r, r.obj) for r in live)
-        return
-    for rec, data in reread(source, live):
-        yield rec, json.loads(data)
+    """Each live line with its whole object: a span of ``source`` parsed again from its bytes
+    (the same bytes: their digest is checked), a line held in memory as it is."""
+    spans = reread(source, (r for r in live if r.text is None)) if source is not None else None
+    for rec in live:
+        if rec.text is not None or spans is None:
+            yield rec, rec.obj  # held (a line without text or file is refused by ``Record.raw``)
+        else:
+            _, data = next(spans)
+            yield rec, json.loads(data)
 
 
 def build_session(
@@ -444,7 +446,7 @@ def subagent_files(path: Path) -> list[Path]:
 
 def load(path: Path, *, include_subagents: bool = True) -> Session:
     source = SourceFile(path)
-    stats = read_records(path, _skeleton)
+    stats = read_records(path, skeleton)
     require_records(path, stats, "Claude Code")
     all_side = _sidechain_file(stats.records)
     session = build_session(

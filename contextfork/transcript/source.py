@@ -13,8 +13,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pydantic_core import core_schema
-
 from contextfork.errors import ContextforkError, IntegrityError
 from contextfork.hashing import line_digest
 from contextfork.inputfile import open_regular
@@ -94,7 +92,9 @@ class RawLine:
         return f"RawLine(offset={self.offset}, {where})"
 
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema  # lazy: only a model holding raw lines needs it
+
         return core_schema.is_instance_schema(
             cls,
             serialization=core_schema.plain_serializer_function_ser_schema(

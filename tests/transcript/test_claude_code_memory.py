@@ -35,7 +35,7 @@ def test_slimmed_lines_build_the_same_session_as_whole_ones(transcripts_dir: Pat
 
 def test_skeletons_keep_only_structure_and_call_ids(transcripts_dir: Path) -> None:
     path = transcripts_dir / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
-    records = read_records(path, claude_code._skeleton).records
+    records = read_records(path, claude_code.skeleton).records
     progress = [r for r in records if r.obj.get("type") == "progress"]
     assert progress and all(set(r.obj) <= set(claude_code._STRUCTURE) for r in progress)
     conversation = [r for r in records if r.obj.get("type") in ("user", "assistant")]
