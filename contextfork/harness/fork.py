@@ -129,7 +129,9 @@ def fork_session(
     from contextfork.transcript.locate import project_dir
 
     transcript = transcript.expanduser()
-    original = load_session(transcript, include_subagents=False)
+    # With its subagents: the export's seed reads them, and gets this same session back
+    # (``load_session`` returns a held session of an unchanged file) instead of a second parse.
+    original = load_session(transcript)
     if original.format == "codex":
         from contextfork.harness.codex_fork import fork_rollout
 

@@ -7,15 +7,22 @@ the package to reach ``locate`` without paying for the model.
 from __future__ import annotations
 
 import gc
+import os
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from contextfork.transcript.model import Session
 
 __all__ = ["load_session"]
+
+# The sessions this process holds, by the identity of their files: a command that reads the same
+# unchanged transcript twice (``fork``: its own parse, then the export's seed) gets the same
+# object back instead of a second copy (issue 27). Weak: a session nobody holds is not kept.
+_LOADED: weakref.WeakValueDictionary[tuple[Any, ...], Session] = weakref.WeakValueDictionary()
 
 
 def load_session(path: str | Path, *, include_subagents: bool = True) -> Session:
@@ -23,10 +30,35 @@ def load_session(path: str | Path, *, include_subagents: bool = True) -> Session
 
     Raises ``NotFoundError`` for a missing file and ``UsageError`` (naming the file and line)
     for an unknown or unreadable one; malformed single lines are skipped and counted in
-    ``Session.malformed_lines``.
+    ``Session.malformed_lines``. A session of the same unchanged file (and subagent files) that
+    is still held in this process is returned as it is: callers only read sessions.
     """
+    p = Path(path)
+    key = _identity(p, include_subagents)
+    held = _LOADED.get(key) if key is not None else None
+    if held is not None:
+        return held
     with _paused_gc():
-        return _load(Path(path), include_subagents=include_subagents)
+        session = _load(p, include_subagents=include_subagents)
+    if key is not None:
+        _LOADED[key] = session
+    return session
+
+
+def _identity(p: Path, include_subagents: bool) -> tuple[Any, ...] | None:
+    """What names this file's content as read: device, inode, size and mtime (and, with
+    subagents, those of their files); None when it cannot be stat'ed (the load says why)."""
+    try:
+        st = os.stat(p)
+        key: tuple[Any, ...] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, include_subagents)
+        folder = p.with_suffix("") / "subagents"
+        if include_subagents and folder.is_dir():
+            subs = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns)
+                          for e in os.scandir(folder) if e.name.endswith(".jsonl"))  # fmt: skip
+            key += tuple(subs)
+    except OSError:
+        return None
+    return key
 
 
 @contextmanager

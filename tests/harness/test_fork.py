@@ -298,22 +298,22 @@ def test_a_forks_brief_names_the_summary_it_carries_instead_of_repeating_it(
     assert "move the billing service" in other.json()["data"]["brief"]
 
 
-def test_fork_parses_the_original_transcript_twice_not_three_times(
+def test_fork_parses_the_original_transcript_once(
     repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Once for the fork and its fold (issue 27: the fold used to parse it again), once with
-    its subagents for the export's seed."""
+    """Once, with its subagents, for the fork, its fold and the export's seed (issue 27: three
+    parses, then two — the seed read it again for its subagents)."""
     import contextfork.transcript as transcript_mod
 
     t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
-    real, reads = transcript_mod.load_session, []
+    real, reads = transcript_mod._load, []
 
-    def counting(path: str | Path, **kw: Any) -> Any:
-        if Path(path) == t:
-            reads.append(kw.get("include_subagents", True))
+    def counting(path: Path, **kw: Any) -> Any:
+        if path == t:
+            reads.append(kw.get("include_subagents"))
         return real(path, **kw)
 
-    monkeypatch.setattr(transcript_mod, "load_session", counting)
+    monkeypatch.setattr(transcript_mod, "_load", counting)
     data = _fork(repo, t)
     assert data["stubbed"], "the fixture should fold something out"
-    assert sorted(reads) == [False, True], reads
+    assert reads == [True], reads

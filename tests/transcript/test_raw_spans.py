@@ -88,3 +88,14 @@ def test_loading_a_long_session_peaks_under_three_times_the_file(tmp_path: Path)
                          text=True, check=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})  # fmt: skip
     peak = int(out.stdout.split()[-1])
     assert peak < 3 * size, f"peak {peak:,} B for a {size:,} B transcript"
+
+
+def test_a_held_session_of_an_unchanged_file_is_not_parsed_again(tmp_path: Path) -> None:
+    path = build_session_file(tmp_path / "s.jsonl")
+    first = load_session(path)
+    assert load_session(path) is first
+    assert load_session(path, include_subagents=False) is not first  # another reading
+    with path.open("a", encoding="utf-8") as fh:  # grown: read again
+        fh.write(dumps({"type": "progress", "uuid": "late", "parentUuid": "u18"}) + "\n")
+    again = load_session(path)
+    assert again is not first and again.steps == first.steps
