@@ -461,3 +461,32 @@ def remove_tree(path: Path) -> None:
     os.rename(path, trash)
     fsync_dir(path.parent)
     shutil.rmtree(trash, ignore_errors=True)
+
+
+class Spill:
+    """Scratch bytes one operation parks on disk instead of in memory: an anonymous temporary
+    file in ``directory`` (never named, never synced, gone when closed or when the process
+    dies), read back by the (offset, length) ``put`` returned."""
+
+    def __init__(self, directory: Path) -> None:
+        self._fh = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - closed by close()
+        self._end = 0
+
+    def put(self, data: bytes) -> tuple[int, int]:
+        self._fh.seek(self._end)
+        self._fh.write(data)
+        at, self._end = self._end, self._end + len(data)
+        return at, len(data)
+
+    def get(self, at: int, length: int) -> bytes:
+        self._fh.seek(at)
+        return self._fh.read(length)
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> Spill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contextfork.atomic import write_bytes
+from contextfork.atomic import Spill, write_bytes
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
 from contextfork.cold.layout import StoreLayout, policy_sha256, store_lock
@@ -33,17 +34,19 @@ _KEPT = ("step_id", "payload_sha256", "artifact_sha256", "payload_bytes", "token
 
 
 class _Built:
-    """A node built outside the lock, held as its file's bytes compressed until it is written:
-    a whole session's nodes held as objects were larger than the transcript (issue 27)."""
+    """A node built outside the lock, parked until it is written as its file's bytes,
+    compressed, in a scratch file: a whole session's nodes held as objects were larger than
+    the transcript, and compressed still a third of it (issue 27)."""
 
-    __slots__ = ("packed", "payload_sha256")
+    __slots__ = ("at", "payload_sha256", "spill")
 
-    def __init__(self, node: dict[str, Any]) -> None:
+    def __init__(self, node: dict[str, Any], spill: Spill) -> None:
         self.payload_sha256 = str(node["payload_sha256"])
-        self.packed = zlib.compress(node_bytes(node), 1)
+        self.spill = spill
+        self.at = spill.put(zlib.compress(node_bytes(node), 1))
 
     def data(self) -> bytes:
-        return zlib.decompress(self.packed)
+        return zlib.decompress(self.spill.get(*self.at))
 
 
 def _summary(node: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +80,7 @@ class KeyedFold:
 
 
 def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
-          cache: dict[tuple[str, int, bool], _Built], open_last: bool,
+          cache: dict[tuple[str, int, bool], _Built], spill: Spill, open_last: bool,
           locked: bool) -> list[Placed]:
     stepkeys.ensure(conn)
     if locked:
@@ -88,7 +91,7 @@ def _plan(conn: Any, layout: StoreLayout, steps: Sequence[Step], build: Builder,
     def built(step: Step, sid: int, is_open: bool) -> _Built:
         k = (step.identity, sid, is_open)
         if k not in cache:
-            cache[k] = _Built(build(step, sid, is_open))
+            cache[k] = _Built(build(step, sid, is_open), spill)
         return cache[k]
 
     for n, step in enumerate(steps):
@@ -116,12 +119,21 @@ def fold_keyed(
     it is marked stale, and rewriting it is O(store) on every call."""
     layout.ensure_contained()
     cache: dict[tuple[str, int, bool], _Built] = {}
-    with idx.opened(layout) as conn:
-        _plan(conn, layout, steps, build, cache, open_last, False)  # builds unlocked
+    with ExitStack() as scratch:
+        with idx.opened(layout) as conn:  # the store's directory exists from here on
+            spill = scratch.enter_context(Spill(layout.dir))
+            _plan(conn, layout, steps, build, cache, spill, open_last, False)  # builds unlocked
+        return _commit(layout, steps, build, cache, spill, open_last=open_last, view=view)
+
+
+def _commit(layout: StoreLayout, steps: Sequence[Step], build: Builder,
+            cache: dict[tuple[str, int, bool], _Built], spill: Spill, *, open_last: bool,
+            view: bool) -> KeyedFold:
+    """Under the store lock: plan again against what others committed, then store."""
     with store_lock(layout):
         policy = ensure_policy(layout)
         with idx.opened(layout) as conn:
-            placed = _plan(conn, layout, steps, build, cache, open_last, True)
+            placed = _plan(conn, layout, steps, build, cache, spill, open_last, True)
             cache.clear()  # what is not placed is not written
             pending: list[Placed] = []
             for p in placed:

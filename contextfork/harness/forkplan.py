@@ -112,9 +112,9 @@ def _carry(plan: ForkPlan, raw: RawLine, skel: dict[str, Any]) -> None:
 def live_offsets(objs: dict[int, dict[str, Any]]) -> set[int]:
     """Offsets of the lines the harness sends next: from the last compaction boundary on, plus
     the segment it kept verbatim across it; every line when there was no compaction. ``objs``:
-    whole lines or their skeletons (``claude_code.skeleton``)."""
+    whole lines or their skeletons (``claude_tree.skeleton``)."""
     from contextfork.transcript._jsonl import Record
-    from contextfork.transcript.claude_code import preserved_uuids
+    from contextfork.transcript.claude_tree import preserved_uuids
 
     cuts = [o for o, obj in objs.items()
             if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary"]
@@ -137,7 +137,7 @@ def build_fork(
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
     from contextfork.slice.units import stub_unit, units_by_call
-    from contextfork.transcript.claude_code import skeleton
+    from contextfork.transcript.claude_tree import skeleton
     from contextfork.transcript.source import read_raw
 
     units = units_by_call(session, repo)

@@ -1,17 +1,14 @@
 """Claude Code JSONL (``~/.claude/projects/<slug>/<session>.jsonl``) → ``Session``.
 
-The file is an append-only tree, not a list: every line names its ``parentUuid``. Rewinds leave
-abandoned branches behind, compaction starts a new root (linked back by ``logicalParentUuid``),
-parallel tool calls hang their results off different siblings, and one API response is written
-as several lines sharing ``message.id``. So we walk back from the newest leaf, then pull in the
-siblings that belong to the same responses, and only then cut the lines into steps.
+The file is an append-only tree (``claude_tree`` finds its live conversation). A whole session's
+lines are read twice, never held whole: first each line's skeleton, to find the live lines;
+then each live line again, its bytes verified against the first read, to build the steps.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,15 @@ from contextfork.errors import ContextforkError
 from contextfork.transcript._content import IMAGE, flatten_text
 from contextfork.transcript._jsonl import Record, read_records, require_records, reread
 from contextfork.transcript._steps import StepBuilder, usage_fields
+from contextfork.transcript.claude_tree import (
+    Prepared,
+    first_agent_id,
+    message_of,
+    prepare,
+    sidechain_file,
+    skeleton,
+    tool_results,
+)
 from contextfork.transcript.model import (
     Block,
     Compaction,
@@ -34,7 +40,6 @@ from contextfork.transcript.model import (
 )
 from contextfork.transcript.source import SourceFile
 
-_LEAF_TYPES = frozenset({"user", "assistant", "system"})
 _EXIT_RE = re.compile(r"^Exit code (-?\d+)")
 # User-role text written by the harness itself, not typed by the user.
 _HARNESS_PREFIXES = (
@@ -42,43 +47,6 @@ _HARNESS_PREFIXES = (
     "[Request interrupted", "<system-reminder>", "Caveat: ", "<bash-input>", "<bash-stdout>",
     "<bash-stderr>", "<task-notification>", "<user-prompt-submit-hook>",
 )
-
-
-# A whole session's lines are read twice, never held whole. The first pass keeps of each line
-# only its skeleton: what finding the live conversation reads (``live_records``: its structure
-# keys, an assistant's message id and tool call ids, a user line's tool result ids, a compaction
-# boundary's metadata). The second pass re-reads the live lines one at a time (their bytes
-# verified against the first read) and builds the steps from each whole object, then drops it.
-_STRUCTURE = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "timestamp",
-              "sessionId", "agentId", "subtype")  # fmt: skip
-# Values every line repeats: one string object each, not one per line.
-_REPEATED = ("type", "sessionId", "subtype")
-# Per line type: the content blocks the walk follows and the key naming their call.
-_LINKS = {"assistant": ("tool_use", "id"), "user": ("tool_result", "tool_use_id")}
-
-
-def skeleton(obj: dict[str, Any]) -> dict[str, Any]:
-    out = {k: obj[k] for k in _STRUCTURE if k in obj}
-    for k in _REPEATED:
-        v = out.get(k)
-        if type(v) is str:
-            out[k] = sys.intern(v)
-    kind = out.get("type")
-    msg = obj.get("message")
-    if kind in _LINKS and isinstance(msg, dict):
-        block_type, id_key = _LINKS[kind]
-        keep: dict[str, Any] = {"id": msg["id"]} if kind == "assistant" and "id" in msg else {}
-        content = msg.get("content")
-        if isinstance(content, list):
-            links = [{"type": block_type, id_key: b.get(id_key)} for b in content
-                     if isinstance(b, dict) and b.get("type") == block_type]  # fmt: skip
-            if links:
-                keep["content"] = links
-        if keep:
-            out["message"] = keep
-    elif kind == "system" and "compactMetadata" in obj:
-        out["compactMetadata"] = obj["compactMetadata"]
-    return out
 
 
 def is_harness_text(text: str) -> bool:
@@ -107,18 +75,6 @@ def _usage_total(u: Usage) -> int:
 
 def _content_text(content: Any) -> str:
     return flatten_text(content, markers={**IMAGE, "document": "[document]"}, strings=True)
-
-
-def _message(obj: dict[str, Any]) -> dict[str, Any]:
-    msg = obj.get("message")
-    return msg if isinstance(msg, dict) else {}
-
-
-def _tool_results(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    content = _message(obj).get("content")
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
 def _assistant_blocks(message: dict[str, Any]) -> list[Block]:
@@ -163,121 +119,6 @@ def _to_result(block: dict[str, Any]) -> ToolResult:
     )
 
 
-def live_records(records: list[Record]) -> tuple[list[Record], int]:
-    """The lines of the live conversation in file order, and how many were abandoned.
-
-    Walk ``parentUuid`` (or ``logicalParentUuid`` across a compaction) back from the newest
-    leaf; then add the off-chain pieces of the same responses (same ``message.id``) and the
-    results of their tool calls, which Claude Code hangs off sibling branches.
-    """
-    main = list(records) if _sidechain_file(records) else [r for r in records if not r.obj.get("isSidechain")]
-    by_uuid: dict[str, int] = {}
-    for i, r in enumerate(main):
-        u = r.obj.get("uuid")
-        if isinstance(u, str):
-            by_uuid[u] = i
-    leaf = next(
-        (i for i in range(len(main) - 1, -1, -1)
-         if main[i].obj.get("type") in _LEAF_TYPES and isinstance(main[i].obj.get("uuid"), str)),
-        None,
-    )
-    if leaf is None:
-        return [], 0
-    chain: set[int] = set()
-    cur: int | None = leaf
-    while cur is not None and cur not in chain:
-        chain.add(cur)
-        cur = _parent_index(main, cur, by_uuid, chain)
-    msg_ids = {
-        _message(main[i].obj).get("id") for i in chain if main[i].obj.get("type") == "assistant"
-    }
-    msg_ids.discard(None)
-    included = set(chain)
-    for i, r in enumerate(main):
-        if i not in included and r.obj.get("type") == "assistant" and _message(r.obj).get("id") in msg_ids:
-            included.add(i)
-    call_ids: set[str] = set()
-    for i in included:
-        if main[i].obj.get("type") == "assistant":
-            content = _message(main[i].obj).get("content")
-            if isinstance(content, list):
-                call_ids.update(
-                    str(b.get("id")) for b in content
-                    if isinstance(b, dict) and b.get("type") == "tool_use"
-                )
-    for i, r in enumerate(main):
-        if i in included or r.obj.get("type") != "user":
-            continue
-        results = _tool_results(r.obj)
-        if results and all(str(b.get("tool_use_id")) in call_ids for b in results):
-            included.add(i)
-    # Claude Code 2.1 hangs ``attachment`` lines (environment, date, deferred tools …) off the
-    # conversation like messages; one that ends a branch is still part of the conversation.
-    kept_uuids = {main[i].obj.get("uuid") for i in included}
-    for i, r in enumerate(main):
-        if i not in included and r.obj.get("type") == "attachment" and (
-            r.obj.get("parentUuid") in kept_uuids
-        ):
-            included.add(i)
-            kept_uuids.add(r.obj.get("uuid"))
-    abandoned = sum(
-        1 for i, r in enumerate(main)
-        if i not in included and r.obj.get("type") in ("user", "assistant")
-    )
-    return [main[i] for i in sorted(included)], abandoned
-
-
-def _parent_index(
-    main: list[Record], cur: int, by_uuid: dict[str, int], chain: set[int]
-) -> int | None:
-    """The line before ``main[cur]`` in the logical history.
-
-    ``parentUuid``, else (a compaction boundary) ``logicalParentUuid``. Claude Code does not
-    promise the line either names is in the file (``logicalParentUuid`` often is not), so when
-    the link is missing the history continues in file order: the nearest earlier message.
-    """
-    obj = main[cur].obj
-    parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
-    if isinstance(parent, str) and parent in by_uuid:
-        return by_uuid[parent]
-    is_boundary = obj.get("type") == "system" and obj.get("subtype") == "compact_boundary"
-    if not (is_boundary or isinstance(parent, str)):
-        return None  # a real root: the session's first line
-    for i in range(cur - 1, -1, -1):
-        if i not in chain and main[i].obj.get("type") in _LEAF_TYPES and isinstance(
-            main[i].obj.get("uuid"), str
-        ):
-            return i
-    return None
-
-
-def preserved_uuids(records: list[Record], boundary: dict[str, Any]) -> set[str]:
-    """The uuids Claude Code keeps verbatim across ``boundary`` (2.1 ``preservedSegment``).
-
-    Walk ``parentUuid`` from ``tailUuid`` back to ``headUuid`` as Claude Code does on resume;
-    ``preservedMessages.uuids`` (an explicit list some versions also write) when the walk breaks.
-    """
-    meta = boundary.get("compactMetadata")
-    if not isinstance(meta, dict):
-        return set()
-    seg = meta.get("preservedSegment")
-    if isinstance(seg, dict) and isinstance(seg.get("tailUuid"), str):
-        parents = {
-            str(r.obj["uuid"]): r.obj.get("parentUuid")
-            for r in records if isinstance(r.obj.get("uuid"), str)
-        }
-        seen: list[str] = []
-        cur: Any = seg["tailUuid"]
-        while isinstance(cur, str) and cur in parents and cur not in seen:
-            seen.append(cur)
-            if cur == seg.get("headUuid"):
-                return set(seen)
-            cur = parents[cur]
-    listed = meta.get("preservedMessages")
-    uuids = listed.get("uuids") if isinstance(listed, dict) else None
-    return {u for u in uuids if isinstance(u, str)} if isinstance(uuids, list) else set()
-
-
 class _Builder(StepBuilder):
     """Cuts the live lines into steps: a prompt opens the next step, results join their call's.
 
@@ -303,17 +144,17 @@ class _Builder(StepBuilder):
             handler(self, obj, raw, obj.get("timestamp"))
 
     def _assistant_line(self, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
-        self._assistant(obj, _message(obj), raw, ts)
+        self._assistant(obj, message_of(obj), raw, ts)
 
     def _user(self, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
-        results = _tool_results(obj)
+        results = tool_results(obj)
         if results:
             self.results(
                 raw, ts, [_to_result(b) for b in results],
                 call_id=str(results[0].get("tool_use_id")),
             )
             return
-        text = _content_text(_message(obj).get("content"))
+        text = _content_text(message_of(obj).get("content"))
         meta = bool(obj.get("isMeta") or obj.get("isCompactSummary")) or is_harness_text(text)
         self.prompt(raw, ts, [TextBlock(role="user", text=text, meta=meta)] if text else [])
 
@@ -377,55 +218,55 @@ def build_session(
     records: list[Record], *, path: Path | None, malformed: int, agent_id: str | None = None,
     source: SourceFile | None = None,
 ) -> Session:
-    """The session of ``records``: skeletons (``_skeleton``) of ``source``'s lines, or whole
+    """The session of ``records``: skeletons (``skeleton``) of ``source``'s lines, or whole
     objects of lines built in memory (``source`` None)."""
-    live, abandoned = live_records(records)
+    return build_prepared(prepare(records), path=path, malformed=malformed, agent_id=agent_id,
+                          source=source)  # fmt: skip
+
+
+def build_prepared(
+    prep: Prepared, *, path: Path | None, malformed: int, agent_id: str | None = None,
+    source: SourceFile | None = None,
+) -> Session:
+    """The session of the prepared lines: its steps built from each live line in turn."""
     builder = _Builder()
     branch = cwd = None
-    for rec, obj in _whole(live, source):
+    for rec, obj in _whole(prep.live, source):
         builder.add(obj, rec.raw(source))
         if isinstance(obj.get("gitBranch"), str):
             branch = obj["gitBranch"]
         if isinstance(obj.get("cwd"), str):
             cwd = obj["cwd"]
     steps = builder.finish()
-    preserved = _mark_preserved(records, live, steps, builder.compactions)
-    first = next((r.obj for r in records if r.obj.get("sessionId")), {})
-    timestamps = [r.obj["timestamp"] for r in records if isinstance(r.obj.get("timestamp"), str)]
+    preserved = _mark_preserved(prep.kept, steps, builder.compactions)
     model = next((s.model for s in reversed(steps) if s.model and s.model != "<synthetic>"), None)
     return Session(
         format="claude-code",
-        session_id=first.get("sessionId") if isinstance(first.get("sessionId"), str) else None,
+        session_id=prep.session_id,
         path=str(path) if path else None,
         cwd=cwd,
         git_branch=branch,
         steps=steps,
         compactions=builder.compactions,
         malformed_lines=malformed,
-        started_at=min(timestamps) if timestamps else None,
-        ended_at=max(timestamps) if timestamps else None,
+        started_at=prep.started_at,
+        ended_at=prep.ended_at,
         model=model,
-        abandoned_lines=abandoned,
+        abandoned_lines=prep.abandoned,
         agent_id=agent_id,
         preserved=preserved,
     )
 
 
 def _mark_preserved(
-    records: list[Record], live: list[Record], steps: list[Step], compactions: list[Compaction]
+    kept_lines: list[set[int]], steps: list[Step], compactions: list[Compaction]
 ) -> dict[int, list[int]]:
     """Steps each compaction kept verbatim (preserved segment); flag those of the last one,
     which are in the live view."""
-    boundaries = [
-        r for r in live
-        if r.obj.get("type") == "system" and r.obj.get("subtype") == "compact_boundary"
-    ]
     out: dict[int, list[int]] = {}
-    for rec, comp in zip(boundaries, compactions, strict=False):
-        keep = preserved_uuids(records, rec.obj)
-        if not keep:  # most boundaries keep nothing: no pass over every line and step for them
+    for offsets, comp in zip(kept_lines, compactions, strict=False):
+        if not offsets:
             continue
-        offsets = {r.offset for r in live if r.obj.get("uuid") in keep}
         kept = [s.index for s in steps
                 if s.index < comp.before_step and any(r.offset in offsets for r in s.raw)]
         if kept:
@@ -448,42 +289,29 @@ def load(path: Path, *, include_subagents: bool = True) -> Session:
     source = SourceFile(path)
     stats = read_records(path, skeleton)
     require_records(path, stats, "Claude Code")
-    all_side = _sidechain_file(stats.records)
-    session = build_session(
-        stats.records, path=path, malformed=stats.malformed,
-        agent_id=_agent_id(stats.records) if all_side else None, source=source,
-    )
-    if not include_subagents:
-        return session
+    records, malformed = stats.records, stats.malformed
+    del stats
+    all_side = sidechain_file(records)
+    agent = first_agent_id(records) if all_side else None
+    main = prepare(records)
     # Older Claude Code versions wrote subagent lines inline, flagged isSidechain.
-    if not all_side:
-        inline: dict[str, list[Record]] = {}
-        for r in stats.records:
+    inline: dict[str, list[Record]] = {}
+    if include_subagents and not all_side:
+        for r in records:
             if r.obj.get("isSidechain"):
                 inline.setdefault(str(r.obj.get("agentId") or "sidechain"), []).append(r)
-        for agent, recs in inline.items():
-            session.subagents.append(
-                build_session(recs, path=path, malformed=0, agent_id=agent, source=source)
-            )
+    sides = [(a, prepare(recs)) for a, recs in inline.items()]
+    del records, inline  # every line's skeleton goes before the steps are built (issue 27)
+    session = build_prepared(main, path=path, malformed=malformed, agent_id=agent, source=source)
+    if not include_subagents:
+        return session
+    for a, prep in sides:
+        session.subagents.append(
+            build_prepared(prep, path=path, malformed=0, agent_id=a, source=source)
+        )
     for sub in subagent_files(path):
         try:
             session.subagents.append(load(sub, include_subagents=False))
         except ContextforkError:  # one broken subagent file must not hide the session
             session.malformed_lines += 1
     return session
-
-
-def _sidechain_file(records: list[Record]) -> bool:
-    """A subagent's own file: every conversation line is a sidechain. Claude Code 2.1.328 also
-    writes ``api-request-*`` lines without ``isSidechain`` there (seen in tests/e2e)."""
-    return not any(
-        not r.obj.get("isSidechain") and r.obj.get("type") in ("user", "assistant") for r in records
-    )
-
-
-def _agent_id(records: list[Record]) -> str | None:
-    for r in records:
-        a = r.obj.get("agentId")
-        if isinstance(a, str):
-            return a
-    return None

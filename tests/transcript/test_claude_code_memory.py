@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from contextfork.transcript import claude_code, load_session
+from contextfork.transcript import claude_code, claude_tree, load_session
 from contextfork.transcript._jsonl import Record, read_records, reread
 from contextfork.transcript.source import SourceFile
 
@@ -21,7 +21,7 @@ def _whole(path: Path) -> dict[str, object]:
         Record.held(r.lineno, r.offset, data[r.offset : r.offset + r.length].decode(), r.obj)
         for r in read_records(path).records
     ]
-    agent = claude_code._agent_id(records) if claude_code._sidechain_file(records) else None
+    agent = claude_tree.first_agent_id(records) if claude_tree.sidechain_file(records) else None
     return claude_code.build_session(records, path=path, malformed=0, agent_id=agent).model_dump()
 
 
@@ -35,11 +35,11 @@ def test_slimmed_lines_build_the_same_session_as_whole_ones(transcripts_dir: Pat
 
 def test_skeletons_keep_only_structure_and_call_ids(transcripts_dir: Path) -> None:
     path = transcripts_dir / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
-    records = read_records(path, claude_code.skeleton).records
+    records = read_records(path, claude_tree.skeleton).records
     progress = [r for r in records if r.obj.get("type") == "progress"]
-    assert progress and all(set(r.obj) <= set(claude_code._STRUCTURE) for r in progress)
+    assert progress and all(set(r.obj) <= set(claude_tree._STRUCTURE) for r in progress)
     conversation = [r for r in records if r.obj.get("type") in ("user", "assistant")]
-    assert all(set(r.obj) <= {*claude_code._STRUCTURE, "message"} for r in conversation)
+    assert all(set(r.obj) <= {*claude_tree._STRUCTURE, "message"} for r in conversation)
     messages = [r.obj["message"] for r in conversation if "message" in r.obj]
     assert any("content" in m for m in messages)
     assert all(set(m) <= {"id", "content"} for m in messages)
