@@ -147,13 +147,17 @@ def write_json(path: Path, obj: Any) -> None:
     write_bytes(path, dump_json_bytes(obj))
 
 
-def write_into(directory: Path, rel: str, data: bytes, *, mode: int | None = None) -> None:
+def write_into(
+    directory: Path, rel: str, data: bytes | Iterable[bytes], *, mode: int | None = None
+) -> None:
     """Write a file inside a private staging directory; ``publish_dir`` fsyncs it before the
-    whole directory becomes visible with one rename."""
+    whole directory becomes visible with one rename. ``data``: the bytes, or their pieces in
+    order (a large file made piece by piece is never held whole)."""
     target = directory / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target, "xb") as fh:
-        fh.write(data)
+        for chunk in (data,) if isinstance(data, bytes) else data:
+            fh.write(chunk)
     if mode is not None:
         os.chmod(target, mode)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,12 +71,13 @@ def _context_chart(view: SessionView) -> str:
     return live + cumulative
 
 
-def _search_index(view: SessionView) -> str:
-    items = [
-        {"s": s.index, "p": page_of(s.index), "t": s.search_text.lower()[:SEARCH_CHARS]}
-        for s in view.steps
-    ]
-    return "window.CF_SEARCH = " + json.dumps(items, ensure_ascii=False) + ";\n"
+def _search_index(view: SessionView) -> Iterator[str]:
+    """``search.js`` piece by piece (one step at a time, never the whole index in memory)."""
+    yield "window.CF_SEARCH = ["
+    for n, s in enumerate(view.steps):
+        item = {"s": s.index, "p": page_of(s.index), "t": s.search_text.lower()[:SEARCH_CHARS]}
+        yield (", " if n else "") + json.dumps(item, ensure_ascii=False)
+    yield "];\n"
 
 
 def _replay_page(view: SessionView, nav: list[dict[str, str]]) -> str | None:
@@ -112,8 +113,8 @@ def _package_pages(
 
 
 def _session_pages(
-    view: SessionView, nav: list[dict[str, str]], put: Callable[[str, str], None], *,
-    with_replay: bool,
+    view: SessionView, nav: list[dict[str, str]], put: Callable[[str, str | Iterable[str]], None],
+    *, with_replay: bool,
 ) -> None:
     n = _pages(len(view.steps))
     chart = _context_chart(view)
@@ -149,10 +150,12 @@ def build_site(
     names: list[str] = []
     with atomic.staging_dir(out.parent, prefix=f".staging-{out.name}-") as staged:
 
-        def put(name: str, text: str) -> None:
+        def put(name: str, text: str | Iterable[str]) -> None:
             # Each page goes to disk as it is rendered: holding every page of a long session
             # until the end cost as much memory as the session itself (issue 27).
-            atomic.write_into(staged, name, text.encode("utf-8"))
+            data = (text.encode("utf-8") if isinstance(text, str)
+                    else (part.encode("utf-8") for part in text))  # fmt: skip
+            atomic.write_into(staged, name, data)
             names.append(name)
 
         if view is not None:
