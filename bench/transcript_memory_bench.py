@@ -1,6 +1,6 @@
 """Peak memory and wall time of the whole-session commands on a large transcript (prints figures).
 
-    python bench/transcript_memory_bench.py [--copies 20] [--only status,view,...]
+    python bench/transcript_memory_bench.py [--copies 20] [--only status,view,...] [--tree DIR]
 
 Builds one long Claude Code session by chaining ``--copies`` copies of the recorded
 ``258c7280…`` transcript (../shared/data/transcripts/claude-code), each with fresh uuids,
@@ -86,6 +86,7 @@ def main() -> int:
     ap.add_argument("--only", default="status,view,fold session,fork")
     ap.add_argument("--keep", type=Path, default=None, help="build the transcript here / reuse it")
     ap.add_argument("--cold-cache", action="store_true", help="no tokenizer cache before each command")
+    ap.add_argument("--tree", type=Path, default=ROOT, help="run the commands from this checkout (A/B)")
     args = ap.parse_args()
     if not SOURCE.is_file():
         print(f"skipped: {SOURCE} is absent")
@@ -94,12 +95,12 @@ def main() -> int:
     transcript = args.keep or tmp / f"{SOURCE.stem}.jsonl"
     size = transcript.stat().st_size if transcript.is_file() else build(transcript, args.copies)
     print(f"transcript: {transcript} ({size / 1e6:.1f} MB, {args.copies} chained copies); "
-          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+          f"tree {args.tree}; load average {os.getloadavg()[0]:.1f}", flush=True)
     repo = tmp / "repo"
     repo.mkdir()
     for cmd in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
         subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@x", *cmd], cwd=repo, check=True)
-    env = {**os.environ, "HOME": str(tmp / "home"), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "HOME": str(tmp / "home"), "PYTHONPATH": str(args.tree.resolve())}
     base = [sys.executable, "-m", "contextfork"]
     warm = [sys.executable, "-c", "from contextfork.tokens import count_tokens; count_tokens('x')"]
     for name in args.only.split(","):

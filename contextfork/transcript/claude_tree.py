@@ -33,7 +33,9 @@ _LINKS = {"assistant": ("tool_use", "id"), "user": ("tool_result", "tool_use_id"
 
 
 def skeleton(obj: dict[str, Any]) -> dict[str, Any]:
-    out = {k: obj[k] for k in _STRUCTURE if k in obj}
+    """What the walk reads of one line (its readers only ``get``: a ``None`` or ``False`` is
+    left out, and five keys or fewer make a smaller dict)."""
+    out = {k: v for k in _STRUCTURE if (v := obj.get(k)) is not None and v is not False}
     for k in _REPEATED:
         v = out.get(k)
         if type(v) is str:
