@@ -1,14 +1,20 @@
 """Role slices benchmark (prints figures; not a test).
 
     python bench/slice_bench.py [--data DIR] [--every 5] [--horizon 15] [--budget 9000]
-                                [--split tune|held-out|all]
+                                [--split tune|held-out|dev|fresh|all] [--fresh-dir DIR] [--misses]
 
 Sessions, split once and for all by source (the slicer's selection was tuned on ``tune`` only;
 ``held-out`` was scored after the rules were fixed):
 - tune: the Claude Code dev sessions in DIR/transcripts/claude-code (one real 2.7 MB session
   with its recorded subagents, and the small ones);
 - held-out: the pi session in DIR/transcripts/pi and the five mini-swe-agent trajectories in
-  DIR/transcripts/mini-swe-agent (converted here to pi session lines, bash calls only).
+  DIR/transcripts/mini-swe-agent (converted here to pi session lines, bash calls only). Its
+  per-probe results were looked at while the working-set rules were revised: it is no longer
+  held out. ``dev`` = tune + held-out: what the rules may be tuned on.
+- fresh: 20 other mini-swe-agent trajectories, chosen by a fixed rule before the revision and
+  extracted outside the repository by ``bench/slice_fresh_set.py`` (default
+  ``~/.cache/contextfork-bench/heldout2``; absent: the split is skipped with one line). Scored
+  only after the rules were fixed; ``--misses`` never prints its probes.
 
 At each spawn point:
 - real spawns: the parent's Task/Agent calls whose subagent transcript is recorded
@@ -227,16 +233,27 @@ def live_tokens(parsed: Parsed, cut_at: int) -> int:
     return count_tokens("\n".join(t for e, t in parsed.texts if e <= cut_at))
 
 
-def sessions(base: Path, split: str, tmp: Path) -> list[tuple[str, Path]]:
+FRESH_DIR = Path.home() / ".cache/contextfork-bench/heldout2"
+
+
+def sessions(base: Path, split: str, tmp: Path, fresh: Path) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
-    if split in ("tune", "all"):
+    if split in ("tune", "dev", "all"):
         out += [("tune", p) for p in sorted((base / "claude-code").glob("*.jsonl"))]
-    if split in ("held-out", "all"):
+    if split in ("held-out", "dev", "all"):
         out += [("held-out", p) for p in sorted((base / "pi").glob("*.jsonl"))]
         for traj in sorted((base / "mini-swe-agent").glob("*.traj.json")):
             dest = tmp / f"{traj.name.removesuffix('.traj.json')}.jsonl"
             miniswe_to_pi(traj, dest)
             out.append(("held-out", dest))
+    if split in ("fresh", "all"):
+        trajs = sorted(fresh.glob("*.traj.json"))
+        if not trajs:
+            print(f"fresh: skipped (no *.traj.json in {fresh}: run bench/slice_fresh_set.py)")
+        for traj in trajs:
+            dest = tmp / f"fresh-{traj.name.removesuffix('.traj.json')}.jsonl"
+            miniswe_to_pi(traj, dest)
+            out.append(("fresh", dest))
     return out
 
 
@@ -268,15 +285,17 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=15)
     ap.add_argument("--budget", type=int, default=R.DEFAULT_BUDGET)
-    ap.add_argument("--split", choices=("tune", "held-out", "all"), default="all")
+    ap.add_argument("--split", choices=("tune", "held-out", "dev", "fresh", "all"), default="dev")
+    ap.add_argument("--fresh-dir", default=str(FRESH_DIR))
     ap.add_argument("--quiet", action="store_true", help="only the tables")
+    ap.add_argument("--misses", metavar="ROLE", help="print each dev probe ROLE's slice misses (never fresh)")
     args = ap.parse_args()
     base = data_dir(args.data) / "transcripts"
     groups: dict[str, tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]] = {}
     ms: list[float] = []
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
-        for group, path in sessions(base, args.split, tmp):
+        for group, path in sessions(base, args.split, tmp, Path(args.fresh_dir).expanduser()):
             rows, totals = groups.setdefault(group, (
                 {r: {k: [] for k in ("ratio", "tokens", "files", "files_c", "cmds", "cmds_c")} for r in ROLES},
                 {"spawns": 0, "real": 0, "probes_file": 0, "probes_cmd": 0, "nothing": [0, 0], "sessions": 0,
@@ -315,12 +334,17 @@ def main() -> int:
                         named, with_content = held(out["text"], p)
                         row["files" if p[0] == "file" else "cmds"].append(named)
                         row["files_c" if p[0] == "file" else "cmds_c"].append(with_content)
+                        if role == args.misses and group != "fresh" and not with_content:
+                            rec = "in record" if in_record(sp["parent_calls"], p) else "not in record"
+                            print(f"MISS {group} {path.name[:20]} {sp['sub']} {p[0]} named={named} {rec}: {p[1][:150]}")
                     line.append(f"{role[:4]} {tok:>5}")
-                if not args.quiet:
+                if not args.quiet and group != "fresh":
                     print("  ".join(line))
-    for name in ("tune", "held-out"):
+    for name in ("tune", "held-out", "fresh"):
         if name in groups:
             report(name, *groups[name], args.budget)
+    if not ms:
+        return 0
     print(f"\nslice cut time (in-process, live view read once per spawn): median "
           f"{statistics.median(ms):.1f} ms, max {max(ms):.1f} ms")
     return 0
