@@ -36,6 +36,8 @@ SECTIONS: dict[str, str] = {
                      "and the task names (newest read or write, then the edits after it)",
     "command_outputs": "the commands the parent ran most recently and most often (and the task "
                        "names), each with the tail of its newest output",
+    "working_set": "working_files and command_outputs in one ranked run, each kind held to its "
+                   "share of the room (the parent's recent mix of file and shell calls)",
 }
 
 DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,500)
@@ -51,9 +53,8 @@ CONTEXT_FLOOR = 2_000
 BUILTIN_ROLES: dict[str, dict[str, Any]] = {
     "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched",
                              "reads", "working_files"]},
-    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "files_touched",
-                           "commands", "working_files", "command_outputs", "reads", "do_not_retry",
-                           "recent_work"]},
+    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "working_set",
+                           "files_touched", "commands", "reads", "do_not_retry", "recent_work"]},
     "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "command_outputs",
                             "files_touched", "commands", "working_files"]},
     "reviewer": {"sections": ["task", "goal", "decisions", "diff_summary", "test_runs",
