@@ -47,11 +47,12 @@ class _Cutter(Protocol):
     def _call_block(self, section: str, call: Call, text: str) -> Any: ...
 
 
-def _file_blocks(c: _Cutter, section: str, path: str) -> list[Any]:
+def _file_blocks(c: _Cutter, section: str, path: str) -> tuple[list[Any], list[Any]]:
+    """(the file's freshest content and the edit after it, its other read ranges)."""
     calls = c.live.calls
     size, edit_size = (SET_FILE_CHARS, SET_EDIT_CHARS) if section == "working_set" else (WORK_FILE_CHARS, WORK_EDIT_CHARS)
     shown, edits = W.content_call(calls, path, c.files_of)
-    out = []
+    out, more = [], []
     if shown is not None:
         head = c.describe(shown, 0).split("\n", 1)[0]
         out.append(c._call_block(section, shown, f"{head}\n{W.shown_content(shown, size)}"))
@@ -60,8 +61,8 @@ def _file_blocks(c: _Cutter, section: str, path: str) -> list[Any]:
     if shown is not None and section == "working_set":
         for r in W.other_ranges(calls, path, c.files_of, shown, WORK_RANGES):
             head = c.describe(r, 0).split("\n", 1)[0]
-            out.append(c._call_block(section, r, f"{head}\n{W.shown_content(r, WORK_RANGE_CHARS)}"))
-    return out
+            more.append(c._call_block(section, r, f"{head}\n{W.shown_content(r, WORK_RANGE_CHARS)}"))
+    return out, more
 
 
 def _command_text(cmd: str, call: Call, runs: int, body: str) -> str:
@@ -74,7 +75,7 @@ def _command_text(cmd: str, call: Call, runs: int, body: str) -> str:
 def working_files(c: _Cutter) -> list[Any]:
     out: list[Any] = []
     for path, _score in W.rank_files(c.live.calls, c.files_of, c.task)[: max(1, c.budget // WORK_FILE_BUDGET)]:
-        out += _file_blocks(c, "working_files", path)
+        out += _file_blocks(c, "working_files", path)[0]
     return out
 
 
@@ -100,9 +101,9 @@ def _commands(c: _Cutter) -> Iterator[list[Any]]:
 
 def _files(c: _Cutter) -> Iterator[list[Any]]:
     for path, _score in W.rank_files(c.live.calls, c.files_of, c.task):
-        blocks = _file_blocks(c, "working_set", path)
+        blocks, more = _file_blocks(c, "working_set", path)
         if blocks:
-            yield blocks
+            yield blocks + more
 
 
 def working_set(c: _Cutter) -> list[Any]:
