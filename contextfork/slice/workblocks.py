@@ -56,11 +56,13 @@ def _file_blocks(c: _Cutter, section: str, path: str) -> tuple[list[Any], list[A
     if shown is not None:
         head = c.describe(shown, 0).split("\n", 1)[0]
         out.append(c._call_block(section, shown, f"{head}\n{W.shown_content(shown, size)}"))
+    # in working_set a file's blocks follow each other: the path is named once, in the first
+    name = "the same file" if section == "working_set" and shown is not None else path
     for e in edits[-WORK_EDITS:]:
-        out.append(c._call_block(section, e, f"Edit {path} (after that):\n{W.edit_text(e, edit_size)}"))
+        out.append(c._call_block(section, e, f"Edit {name} (after that):\n{W.edit_text(e, edit_size)}"))
     if shown is not None and section == "working_set":
         for r in W.other_ranges(calls, path, c.files_of, shown, WORK_RANGES):
-            head = c.describe(r, 0).split("\n", 1)[0]
+            head = c.describe(r, 0).split("\n", 1)[0].replace(f" {path}", " (the same file)", 1)
             more.append(c._call_block(section, r, f"{head}\n{W.shown_content(r, WORK_RANGE_CHARS)}"))
     return out, more
 
