@@ -23,6 +23,7 @@ from contextfork.slice.live import AGENT_TOOLS, Call, LiveView, task_text
 from contextfork.slice.sources import Package, Store
 
 EXCERPT = 1_200
+RESERVE = 250  # chars kept for the line that names what was left out
 COMMAND_LIST = 24  # the commands section: at most this many (a list that does not fit is cut)
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead")
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch")
@@ -377,7 +378,7 @@ def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -
     shown: list[Block] = []
     left: list[Block] = []
     used = len(head)
-    reserve = min(400, budget // 10)  # for the line that names what was left out
+    reserve = min(RESERVE, budget // 10)  # for the line that names what was left out
     section = None
     parts = [head]
     for b in blocks:

@@ -28,10 +28,10 @@ SET_FILE_CHARS, SET_EDIT_CHARS = 240, 160  # the same in working_set (smaller: m
 WORK_COMMAND_BUDGET, WORK_OUTPUT_CHARS = 1_500, 300
 # working_set: the room it may fill (a share of the budget: the short lists after it keep some),
 # each kind's floor, the per-item sizes, and how many candidates of each kind are looked at
-SET_SHARE = 0.85
+SET_SHARE = 0.9
 WORK_RANGES, WORK_RANGE_CHARS = 2, 240  # other parts of a file the parent read (another offset)
 MIN_SHARE = 0.25
-OUTPUT_HEAD, OUTPUT_LINES, OUTPUT_CHARS, COMMAND_CHARS = 3, 6, 400, 300
+OUTPUT_HEAD, OUTPUT_LINES, OUTPUT_CHARS, COMMAND_CHARS = 3, 5, 320, 300
 LABEL_CHARS = 70  # what a block's label line costs, about
 
 
