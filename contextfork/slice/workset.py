@@ -21,6 +21,12 @@ DECAY = 0.98  # per call, for files
 DECAY_COMMANDS = 0.99  # a check the parent keeps re-running stays in the set longer
 TASK_BOOST = 100.0  # a file or command the task text names outranks any amount of past work
 READ_TOOLS = ("Read", "NotebookRead")
+CHECK_BOOST = 2.0  # a check (test run, build, linter, a script run) is what a subagent runs again
+CHECK_CMD = re.compile(
+    r"\b(pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|go test|cargo test|mix test|"
+    r"npm (run )?(test|check|build|lint)|pnpm (run )?test|yarn test|make( check| test)?|rspec|phpunit|ctest|"
+    r"mix (compile|credo)|cargo (build|check|clippy)|tsc|ruff|mypy|eslint|python \S+\.py)\b"
+)
 _WORD = re.compile(r"[A-Za-z0-9_./-]{3,}")
 
 FilesOf = Callable[[Call], list[str]]
@@ -71,6 +77,8 @@ def rank_commands(calls: list[Call], command_of: CommandOf, task: str) -> list[t
         newest_run[key] = call
         runs[key] = runs.get(key, 0) + 1
     for key in score:
+        if CHECK_CMD.search(key):
+            score[key] *= CHECK_BOOST
         if task and key in _norm(task):
             score[key] += TASK_BOOST
     order = sorted(score, key=lambda k: -score[k])
