@@ -96,3 +96,15 @@ def test_a_command_shown_with_its_output_is_not_listed_again(tmp_path: Path) -> 
     at = text.index("## commands")
     listed = [ln.split(" → ")[0] for ln in text[at:].splitlines() if ln.startswith("$ ")]
     assert listed and all(text.count(cmd + "\n") == 0 and text.count(cmd) == 1 for cmd in listed)
+
+
+def test_a_check_the_parent_ran_outranks_newer_one_off_commands(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Fix the rounding")
+    w.call("Bash", {"command": "pytest tests/test_round.py -q"}, "F.\nFAILED test_half - 2.5 != 2\n1 failed, 1 passed")
+    for i in range(5):
+        w.call("Bash", {"command": f"git show HEAD~{i} --stat"}, f"commit {i}\n src/round.py | 2 +-")
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 9_000)
+    at = text.index("## working_set")
+    first = next(ln for ln in text[at:].splitlines() if ln.startswith("$ "))
+    assert first == "$ pytest tests/test_round.py -q"
