@@ -113,21 +113,23 @@ def working_set(c: _Cutter) -> list[Any]:
     room = int(c.budget * SET_SHARE)
     # a kind with nothing to show runs out at once and leaves its share to the other
     share = min(1 - MIN_SHARE, max(MIN_SHARE, W.command_share(c.live.calls, c.files_of, c.command_of)))
-    kinds = {"cmd": [_commands(c), share, 0], "file": [_files(c), 1 - share, 0]}
+    items = {"cmd": _commands(c), "file": _files(c)}
+    shares = {"cmd": share, "file": 1 - share}
+    spent = {"cmd": 0, "file": 0}
     out: list[Any] = []
     used = 0
     while used < room:
-        live = [k for k, v in kinds.items() if v[1] > 0]
+        live = [k for k, v in shares.items() if v > 0]
         if not live:
             break
         # the kind furthest below its share goes next
-        k = min(live, key=lambda name: kinds[name][2] / kinds[name][1])
-        item = next(kinds[k][0], None)
+        k = min(live, key=lambda name: spent[name] / shares[name])
+        item = next(items[k], None)
         if item is None:
-            kinds[k][1] = 0
+            shares[k] = 0
             continue
         cost = sum(len(b.text) + LABEL_CHARS for b in item)
-        kinds[k][2] += cost
+        spent[k] += cost
         used += cost
         out += item
     return out
