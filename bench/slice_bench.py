@@ -1,10 +1,10 @@
 """Role slices benchmark (prints figures; not a test).
 
     python bench/slice_bench.py [--data DIR] [--every 5] [--horizon 15] [--budget 9000]
-                                [--split tune|held-out|dev|fresh|all] [--fresh-dir DIR] [--misses]
+                                [--split tune|held-out|dev|fresh|all] [--fresh-dir DIR] [--misses ROLE]
 
-Sessions, split once and for all by source (the slicer's selection was tuned on ``tune`` only;
-``held-out`` was scored after the rules were fixed):
+Sessions, split by source (the first working-set rules were tuned on ``tune`` only and scored on
+``held-out``; their revision was tuned on both, ``dev``, and scored once on ``fresh``):
 - tune: the Claude Code dev sessions in DIR/transcripts/claude-code (one real 2.7 MB session
   with its recorded subagents, and the small ones);
 - held-out: the pi session in DIR/transcripts/pi and the five mini-swe-agent trajectories in
