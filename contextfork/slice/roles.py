@@ -49,20 +49,23 @@ CONTEXT_SHARE = 0.27
 CONTEXT_FLOOR = 2_000
 
 # The working set (files and commands with their content, each kind held to its share) comes
-# early and fills at most SET_SHARE of the room; lists of names after it are cut to what is
-# left; the exact newest calls (recent_work) take what room remains.
+# early and fills at most SET_SHARE of the room; the task's page-in from the cold store comes
+# right after it (it holds folded steps that match the task's words, not what the subagent goes
+# back to: before the working set it cost the working set its room; what does not fit is named
+# as peek-able steps); lists of names after that are cut to what is left; the exact newest
+# calls (recent_work) take what room remains.
 BUILTIN_ROLES: dict[str, dict[str, Any]] = {
-    "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched",
-                             "reads", "working_set"]},
-    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "working_set",
+    "planner": {"sections": ["goal", "decisions", "do_not_retry", "risks", "files_touched",
+                             "reads", "working_set", "task"]},
+    "coder": {"sections": ["next_action", "diff_summary", "failures_on_files", "working_set", "task",
                            "files_touched", "commands", "reads", "do_not_retry", "recent_work"]},
-    "tester": {"sections": ["task", "test_runs", "working_set", "files_under_test", "do_not_retry",
+    "tester": {"sections": ["test_runs", "working_set", "task", "files_under_test", "do_not_retry",
                             "files_touched", "commands"]},
-    "reviewer": {"sections": ["task", "goal", "decisions", "diff_summary", "test_runs", "working_set",
+    "reviewer": {"sections": ["goal", "decisions", "diff_summary", "test_runs", "working_set", "task",
                               "do_not_retry", "files_touched", "commands"]},
-    "explorer": {"sections": ["task", "goal", "reads", "working_set", "files_touched", "commands",
+    "explorer": {"sections": ["goal", "reads", "working_set", "task", "files_touched", "commands",
                               "do_not_retry"]},
-    "default": {"sections": ["task", "goal", "next_action", "failures_on_files", "working_set",
+    "default": {"sections": ["goal", "next_action", "failures_on_files", "working_set", "task",
                              "files_touched", "commands", "reads", "do_not_retry", "recent_work"]},
 }
 

@@ -32,7 +32,6 @@ SET_SHARE = 0.9
 WORK_RANGES, WORK_RANGE_CHARS = 2, 240  # other parts of a file the parent read (another offset)
 MIN_SHARE = 0.25
 OUTPUT_HEAD, OUTPUT_LINES, OUTPUT_CHARS, COMMAND_CHARS = 3, 5, 320, 300
-LABEL_CHARS = 70  # what a block's label line costs, about
 
 
 class _Cutter(Protocol):
@@ -108,6 +107,12 @@ def _files(c: _Cutter) -> Iterator[list[Any]]:
             yield blocks + more
 
 
+def block_chars(b: Any) -> int:
+    """What a block costs in the slice: ``[label]``, a newline, its text, a newline (its label is
+    counted as it is: with a cold store a label names the folded step too, ~100 characters)."""
+    return len(b.label) + len(b.text.rstrip()) + 4
+
+
 def working_set(c: _Cutter) -> list[Any]:
     """Files and commands in one run, each kind held to its share of the room (module doc)."""
     room = int(c.budget * SET_SHARE)
@@ -128,7 +133,7 @@ def working_set(c: _Cutter) -> list[Any]:
         if item is None:
             shares[k] = 0
             continue
-        cost = sum(len(b.text) + LABEL_CHARS for b in item)
+        cost = sum(block_chars(b) for b in item)
         spent[k] += cost
         used += cost
         out += item
