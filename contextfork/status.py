@@ -16,9 +16,10 @@ from contextfork.errors import ContextforkError
 from contextfork.package.store import list_packages
 from contextfork.package.validate import validate_package
 from contextfork.telemetry import proxystats
+from contextfork.telemetry.ccstatus import fast_facts
 from contextfork.telemetry.models import GitInfo, LatestPackage, ProxyInfo, Telemetry
 from contextfork.telemetry.report import render_text
-from contextfork.telemetry.status import load_policy, now_iso, session_telemetry
+from contextfork.telemetry.status import Facts, facts, load_policy, now_iso, telemetry_of
 from contextfork.transcript import load_session
 from contextfork.transcript.locate import current_transcript
 
@@ -56,6 +57,13 @@ def latest_package(root: Path) -> LatestPackage | None:
     )
 
 
+def session_facts(path: Path) -> Facts:
+    """The session's figures: in one lean pass for a Claude Code file
+    (``contextfork.telemetry.ccstatus``), else (or when that pass declines) from its
+    ``Session``."""
+    return fast_facts(path) or facts(load_session(path))
+
+
 def find_transcript(transcript: Path | None, root: Path | None, cwd: Path) -> Path | None:
     if transcript is not None:
         return transcript
@@ -87,15 +95,16 @@ def build_status(
     if path is None:
         notes.append("no transcript: pass --transcript P (no Claude Code session found here)")
     else:
-        session = load_session(path)
-        parts.update(session_telemetry(session, pol.policy, context_window=context_window))
-        if root is not None and session.session_id:
-            figures = proxystats.read(root, session.session_id)
+        found = session_facts(path)
+        parts.update(telemetry_of(found, pol.policy, context_window=context_window))
+        session_id, malformed = found.info["session_id"], found.info["malformed_lines"]
+        if root is not None and session_id:
+            figures = proxystats.read(root, session_id)
             parts["proxy"] = ProxyInfo(**proxystats.summary(figures)) if figures else None
-        if session.malformed_lines:
+        if malformed:
             problems.append(
                 Problem("warning", "malformed_lines",
-                        f"{session.malformed_lines} malformed line(s) skipped", str(path))
+                        f"{malformed} malformed line(s) skipped", str(path))
             )
     git: GitInfo | None = None
     if root is None:
