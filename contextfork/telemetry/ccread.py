@@ -25,6 +25,7 @@ from contextfork.telemetry.scan import ScanState, feed_line
 
 _CHUNK = 1 << 22
 _CONVERSATION = frozenset({"user", "assistant", "system"})
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 
 
 class Unsupported(Exception):
@@ -119,7 +120,7 @@ def read(path: Path, *, subagent: bool = False) -> Read:
 def _line(out: Read, seen: set[str], raw: bytes, limit: int, *, complete: bool) -> None:
     if len(raw) > limit:
         raise Unsupported("a line over the read bound")
-    if not raw.strip():
+    if not raw or (raw[0] in _SPACE and not raw.strip()):  # strip() only where it can matter
         return
     try:
         obj = _parse(raw)

@@ -11,6 +11,7 @@ loads the ``Session``. tests/telemetry/test_status_fast.py compares the two repo
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,17 @@ def fast_facts(path: Path) -> Facts | None:
     """The report's figures of a Claude Code session file, or None: use the full path."""
     from contextfork.transcript.detect import detect_format
 
+    was_enabled = gc.isenabled()
+    gc.disable()  # no cycles in parsed JSON: the collector's passes were a third of the time
     try:
         if detect_format(path) != "claude-code":
             return None
         return _facts(path)
     except (ccread.Unsupported, ContextforkError):  # the full path says it again, its way
         return None
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _subagents(path: Path) -> tuple[list[ScanState], int, int]:
