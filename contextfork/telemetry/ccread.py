@@ -21,52 +21,13 @@ from typing import Any
 from pydantic_core import from_json
 
 from contextfork.inputfile import BOM, max_line_bytes, open_regular
+from contextfork.telemetry.ccline import Line, Unsupported, check
 from contextfork.telemetry.scan import ScanState, feed_line
 
+__all__ = ["Line", "Read", "Unsupported", "read"]
+
 _CHUNK = 1 << 22
-_CONVERSATION = frozenset({"user", "assistant", "system"})
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
-
-
-class Unsupported(Exception):
-    """The fast pass cannot promise the full path's answer for this file: use the full path."""
-
-
-class Line:
-    """What ``status`` keeps of one parsed line (the object only for conversation lines)."""
-
-    __slots__ = ("branch", "cwd", "forked", "kind", "obj", "parent", "parent_uuid", "uuid")
-
-    def __init__(self, obj: dict[str, Any]) -> None:
-        kind, uuid, pu = check(obj)
-        if obj.get("isSidechain"):
-            raise Unsupported("sidechain lines in the main file")
-        self.kind: str | None = kind
-        self.uuid: str | None = uuid
-        self.parent_uuid: str | None = pu
-        self.parent: Any = pu or obj.get("logicalParentUuid")
-        self.forked = isinstance(obj.get("forkedFrom"), dict)
-        self.cwd: Any = obj.get("cwd")
-        self.branch: Any = obj.get("gitBranch")
-        self.obj: dict[str, Any] | None = None
-        if kind in _CONVERSATION:
-            obj.pop("toolUseResult", None)  # the UI's copy of a tool's output
-            self.obj = obj
-
-
-def check(obj: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """(type, uuid, parentUuid) of a line. The full path hashes these and an assistant's
-    message id (sets, frozensets): an unhashable one is its failure to report, not ours."""
-    kind, uuid, pu = obj.get("type"), obj.get("uuid"), obj.get("parentUuid")
-    for v in (kind, uuid, pu):
-        if v is not None and type(v) is not str:
-            raise Unsupported("a non-string type, uuid or parentUuid")
-    if kind == "assistant":
-        msg = obj.get("message")
-        mid = msg.get("id") if isinstance(msg, dict) else None
-        if mid is not None and type(mid) is not str:
-            raise Unsupported("a non-string message id")
-    return kind, uuid, pu
 
 
 class Read:
@@ -81,13 +42,6 @@ class Read:
         self.first_ts: str | None = None
         self.last_ts: str | None = None
         self.billing = ScanState()
-
-
-def _parse(raw: bytes) -> Any:
-    try:
-        return from_json(raw)
-    except Exception:  # noqa: BLE001 - refused: ``json`` has the last word, as in the full path
-        return json.loads(raw.decode("utf-8"))
 
 
 def read(path: Path, *, subagent: bool = False) -> Read:
@@ -110,40 +64,75 @@ def read(path: Path, *, subagent: bool = False) -> Read:
             rest = parts.pop()
             if len(rest) > limit:
                 raise Unsupported("a line over the read bound")
-            for raw in parts:
-                _line(out, seen, raw, limit, complete=True)
-        if rest:
-            _line(out, seen, rest, limit, complete=False)
+            _lines(out, seen, parts, limit)
+        if rest:  # an unterminated last line: a record if it parses, never billed (the scan's way)
+            if len(rest) > limit:
+                raise Unsupported("a line over the read bound")
+            obj = _slow(out, seen, rest, complete=False)
+            if obj is not None:
+                _lines(out, seen, [], limit, tail=obj)
     return out
 
 
-def _line(out: Read, seen: set[str], raw: bytes, limit: int, *, complete: bool) -> None:
+def _lines(
+    out: Read, seen: set[str], parts: list[bytes], limit: int, tail: dict[str, Any] | None = None
+) -> None:
+    """Complete lines (or one parsed ``tail``) into ``out``: this loop is most of the pass."""
+    lines, sub = out.lines, out.subagent
+    sid, first_ts, last_ts = out.session_id, out.first_ts, out.last_ts
+    for raw in parts if tail is None else [b""]:
+        obj = _complete(out, seen, raw, limit) if tail is None else tail
+        if obj is None:
+            continue
+        out.records += 1
+        if sub:
+            check(obj)
+            continue
+        lines.append(Line.of(obj))
+        if sid is None and obj.get("sessionId"):
+            sid = obj["sessionId"]
+        ts = obj.get("timestamp")
+        if type(ts) is str:
+            if first_ts is None or ts < first_ts:
+                first_ts = ts
+            if last_ts is None or ts > last_ts:
+                last_ts = ts
+    out.session_id, out.first_ts, out.last_ts = sid, first_ts, last_ts
+
+
+def _complete(out: Read, seen: set[str], raw: bytes, limit: int) -> dict[str, Any] | None:
+    """A complete line's object (None: blank or malformed), its usage fed to the billing."""
     if len(raw) > limit:
         raise Unsupported("a line over the read bound")
-    if not raw or (raw[0] in _SPACE and not raw.strip()):  # strip() only where it can matter
-        return
+    if not raw or raw[0] in _SPACE:
+        return _slow(out, seen, raw, complete=True)
     try:
-        obj = _parse(raw)
+        obj = from_json(raw, cache_strings="keys")
+    except Exception:  # noqa: BLE001 - refused: ``json`` has the last word, as in the full path
+        return _slow(out, seen, raw, complete=True)
+    if b'"usage"' in raw or b"compact_boundary" in raw:
+        feed_line(out.billing, seen, raw, obj)
+    if type(obj) is not dict:
+        out.malformed += 1
+        return None
+    return obj
+
+
+def _slow(out: Read, seen: set[str], raw: bytes, *, complete: bool) -> dict[str, Any] | None:
+    """One line as the full reader reads it (UTF-8, then ``json``): the object if it is one;
+    else it is counted as malformed (a complete line) or left to be finished (the last one)."""
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         if complete:
             out.malformed += 1
             feed_line(out.billing, seen, raw)  # the scan reads bytes: it may still parse
-        return  # an unterminated last line is still being written
-    if complete and (b'"usage"' in raw or b"compact_boundary" in raw):
+        return None
+    if complete:
         feed_line(out.billing, seen, raw, obj)
     if not isinstance(obj, dict):
         out.malformed += 1
-        return
-    out.records += 1
-    if out.subagent:
-        check(obj)
-        return
-    out.lines.append(Line(obj))
-    if out.session_id is None and obj.get("sessionId"):
-        out.session_id = obj["sessionId"]
-    ts = obj.get("timestamp")
-    if isinstance(ts, str):
-        if out.first_ts is None or ts < out.first_ts:
-            out.first_ts = ts
-        if out.last_ts is None or ts > out.last_ts:
-            out.last_ts = ts
+        return None
+    return obj
