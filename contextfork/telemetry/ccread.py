@@ -24,14 +24,15 @@ from contextfork.inputfile import BOM, max_line_bytes, open_regular
 from contextfork.telemetry.ccline import Line, Unsupported, check
 from contextfork.telemetry.scan import ScanState, feed_line
 
-__all__ = ["Line", "Read", "Unsupported", "read"]
+__all__ = ["Line", "Read", "Unsupported", "finish", "read"]
 
 _CHUNK = 1 << 22
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 
 
 class Read:
-    """The lines of one file, its malformed count, session-wide fields and its billing scan."""
+    """The lines of one file, its malformed count, session-wide fields and its billing scan;
+    ``offset``: the bytes of complete lines consumed, ``tail``: an unterminated last line."""
 
     def __init__(self, *, subagent: bool) -> None:
         self.subagent = subagent  # a subagent's file: only its billing and records are read
@@ -42,20 +43,27 @@ class Read:
         self.first_ts: str | None = None
         self.last_ts: str | None = None
         self.billing = ScanState()
+        self.offset = 0
+        self.tail = b""
 
 
-def read(path: Path, *, subagent: bool = False) -> Read:
-    """Every line of ``path`` (raises ``Unsupported``, or the full reader's errors)."""
-    out = Read(subagent=subagent)
+def read(path: Path, *, subagent: bool = False, resume: Read | None = None) -> Read:
+    """Every complete line of ``path`` (from ``resume.offset`` on, into ``resume``), the last
+    unterminated one kept in ``tail`` for ``finish``. Raises ``Unsupported``, or the full
+    reader's errors."""
+    out = resume or Read(subagent=subagent)
     limit = max_line_bytes()
-    seen: set[str] = set()
+    st = out.billing
+    seen = set(st.message_ids) | set(st.inherited_ids)  # as ``scan.scan`` resumes
     rest = b""
-    first = True
+    first = out.offset == 0
     with open_regular(path, "transcript") as fh:
+        fh.seek(out.offset)
         while True:
             chunk = fh.read(_CHUNK)
             if not chunk:
                 break
+            out.offset += len(chunk)
             if first:
                 first = False
                 if chunk.startswith(BOM[: len(chunk)]):
@@ -65,12 +73,20 @@ def read(path: Path, *, subagent: bool = False) -> Read:
             if len(rest) > limit:
                 raise Unsupported("a line over the read bound")
             _lines(out, seen, parts, limit)
-        if rest:  # an unterminated last line: a record if it parses, never billed (the scan's way)
-            if len(rest) > limit:
-                raise Unsupported("a line over the read bound")
-            obj = _slow(out, seen, rest, complete=False)
-            if obj is not None:
-                _lines(out, seen, [], limit, tail=obj)
+    out.offset -= len(rest)
+    out.tail = rest
+    return out
+
+
+def finish(out: Read) -> Read:
+    """The unterminated last line: a record if it parses, never billed (the scan's way)."""
+    rest, out.tail = out.tail, b""
+    if rest:
+        if len(rest) > max_line_bytes():
+            raise Unsupported("a line over the read bound")
+        obj = _slow(out, set(), rest, complete=False)
+        if obj is not None:
+            _lines(out, set(), [], 0, tail=obj)
     return out
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.errors import ContextforkError
-from contextfork.telemetry import accounting, ccread, ccsteps
+from contextfork.telemetry import accounting, cccache, ccread, ccsteps
 from contextfork.telemetry.models import Billing
 from contextfork.telemetry.scan import ScanState, merge_billing, subagent_files
 from contextfork.telemetry.status import Facts
@@ -45,7 +45,7 @@ def _subagents(path: Path) -> tuple[list[ScanState], int, int]:
     states: list[ScanState] = []
     loaded = broken = 0
     for sub in subagent_files(path):
-        got = ccread.read(sub, subagent=True)  # a ContextforkError: the full path decides
+        got = ccread.finish(ccread.read(sub, subagent=True))  # a ContextforkError: the full path decides
         states.append(got.billing)
         if got.records:
             loaded += 1
@@ -55,7 +55,7 @@ def _subagents(path: Path) -> tuple[list[ScanState], int, int]:
 
 
 def _facts(path: Path) -> Facts | None:
-    got = ccread.read(path)
+    got = cccache.read(path)
     if not got.lines:
         return None
     subs, loaded, broken = _subagents(path)
