@@ -4,7 +4,8 @@
 
 Runs, interleaved (one of each per round, so load changes hit them all alike), and prints the
 median wall time and median CPU time (user + sys of the process and its children) of
-  contextfork status --json --transcript F        (cwd: a fresh one-commit git repo)
+  contextfork status --json --transcript F        (cwd: a fresh one-commit git repo; cold: an
+                                                  empty cache; warm: its pass of F cached)
   contextfork statusline                          (cold: empty cache; warm: cache primed)
   npx ccusage session --json --offline            (ccusage@20.0.24, F in a temp CLAUDE_CONFIG_DIR)
   ccusage session --json --offline                (its bin: a node launcher that runs ...)
@@ -139,8 +140,10 @@ def main() -> int:  # noqa: C901 - one linear script
 
         status_cmd = [contextfork, "status", "--json", "--transcript", str(src)]
         cc_args = ["session", "--json", "--offline"]
+        warm_env = {**env, "XDG_CACHE_HOME": str(tmp / "cache-status-warm")}
         benches = {
             "status": Bench(status_cmd, env, repo, before=clear_cache),
+            "status-warm": Bench(status_cmd, warm_env, repo),
             "line-cold": Bench([contextfork, "statusline"], env, repo, payload, before=clear_cache),
             "line-warm": Bench([contextfork, "statusline"], env, repo, payload),
             "npx": Bench(["npx", "--no-install", "ccusage", *cc_args], cc_env, args.ccusage_dir),
@@ -150,6 +153,7 @@ def main() -> int:  # noqa: C901 - one linear script
         if args.baseline_tree:
             base_env = {**env, "PYTHONPATH": str(args.baseline_tree.resolve())}
             benches["status-base"] = Bench(status_cmd, base_env, repo, before=clear_cache)
+        benches["status-warm"].run()  # its first look at the file notes it; the second caches
         for b in benches.values():  # warm the OS file cache and .pyc files
             b.run()
             b.walls.clear()
@@ -175,6 +179,7 @@ def main() -> int:  # noqa: C901 - one linear script
           f"medians; load average before/after: {BEFORE_LOAD} / {os.getloadavg()[0]:.2f}")
     rows = [
         ("status", "contextfork status --json --transcript F"),
+        ("status-warm", "  same, warm (F unchanged since it was cached)"),
         ("status-base", f"  same, from {args.baseline_tree}"),
         ("line-cold", "contextfork statusline (cold cache)"),
         ("line-warm", "contextfork statusline (warm cache)"),

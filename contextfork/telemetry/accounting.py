@@ -12,17 +12,12 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork.forkstub import STUB_PREFIX
-from contextfork.transcript.model import (
-    Session,
-    Step,
-    TextBlock,
-    ThinkingBlock,
-    ToolCall,
-    ToolResult,
-)
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Session, Step
 
 CATEGORIES = ("system_prompt", "user_history", "assistant_history", "tool_outputs")
 _EDIT_TOOLS = frozenset(
@@ -126,6 +121,9 @@ def recorded_step(steps: list[Step]) -> Step | None:
 
 
 def category_texts(session: Session, steps: list[Step]) -> dict[str, list[str]]:
+    # lazy: hot path (``status``'s fast pass uses this module without the pydantic model)
+    from contextfork.transcript.model import TextBlock, ThinkingBlock, ToolCall, ToolResult
+
     out: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     if session.system_prompt:
         out["system_prompt"].append(session.system_prompt)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfork.errors import ContextforkError
+from contextfork.inputfile import BOM, open_regular
 from contextfork.telemetry import accounting, cccache, ccread, ccsteps
 from contextfork.telemetry.models import Billing
 from contextfork.telemetry.scan import ScanState, merge_billing, subagent_files
@@ -25,12 +26,10 @@ from contextfork.telemetry.status import Facts
 
 def fast_facts(path: Path) -> Facts | None:
     """The report's figures of a Claude Code session file, or None: use the full path."""
-    from contextfork.transcript.detect import detect_format
-
     was_enabled = gc.isenabled()
     gc.disable()  # no cycles in parsed JSON: the collector's passes were a third of the time
     try:
-        if detect_format(path) != "claude-code":
+        if not _is_claude_code(path):
             return None
         return _facts(path)
     except (ccread.Unsupported, ContextforkError):  # the full path says it again, its way
@@ -38,6 +37,35 @@ def fast_facts(path: Path) -> Facts | None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CC_BOOKKEEPING = frozenset({"file-history-snapshot", "queue-operation", "summary"})
+_SNIFF_BYTES = 1 << 20
+
+
+def _is_claude_code(path: Path) -> bool:
+    """``detect_format(path) == "claude-code"``, from the first line when it says so plainly
+    (``detect``'s rule for that line: not Codex, ``claude_code.looks_like``), sparing the import
+    of every adapter; any other file is left to ``detect_format`` itself."""
+    with open_regular(path, "transcript") as fh:
+        first = fh.readline(_SNIFF_BYTES)
+    obj: Any = None
+    if first.endswith(b"\n") and not first.startswith(BOM):
+        try:
+            obj = json.loads(first)
+        except (ValueError, RecursionError):
+            obj = None
+    if isinstance(obj, dict) and type(obj.get("type", "")) is str:
+        kind = obj.get("type")
+        codex = kind in _CODEX_TYPES and "payload" in obj
+        claude = ("parentUuid" in obj and "uuid" in obj) or (kind in _CC_BOOKKEEPING and (
+            "messageId" in obj or "leafUuid" in obj or "operation" in obj))  # fmt: skip
+        if claude and not codex:
+            return True
+    from contextfork.transcript.detect import detect_format
+
+    return detect_format(path) == "claude-code"
 
 
 def _subagents(path: Path) -> tuple[list[ScanState], int, int]:
@@ -104,7 +132,7 @@ def _active(steps: list[ccsteps.LStep], cut: ccsteps.Cut) -> list[ccsteps.LStep]
     """``Session.live_steps``."""
     if not cut.compactions:
         return list(steps)
-    start = cut.compactions[-1].before_step
+    start = cut.compactions[-1]["before_step"]
     return [s for s in steps if s.index >= start or s.preserved]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from contextfork.telemetry.ccline import Block, Line, Usage, estimate
-from contextfork.transcript.model import Compaction
 
 _LEAF = frozenset({"user", "assistant", "system"})
 
@@ -100,7 +99,7 @@ class Cut:
     def __init__(self, lines: list[Line]) -> None:
         self.lines = lines
         self.steps: list[LStep] = []
-        self.compactions: list[Compaction] = []
+        self.compactions: list[dict[str, Any]] = []  # ``Compaction``, as plain values
         self.cur: LStep | None = None
         self.cur_key: str | None = None
         self.prompt_pending = False
@@ -157,9 +156,8 @@ class Cut:
         if d[1] is not True:
             self._other(i)
             return
-        self.compactions.append(Compaction(
-            before_step=len(self.steps) + 1, timestamp=d[2], trigger=d[3], pre_tokens=d[4],
-        ))  # fmt: skip
+        self.compactions.append({"before_step": len(self.steps) + 1, "timestamp": d[2],
+                                 "trigger": d[3], "pre_tokens": d[4]})  # fmt: skip
         self._prompt(i, [])
 
     def _assistant(self, d: list[Any], i: int) -> None:
@@ -197,11 +195,11 @@ def mark_preserved(lines: list[Line], live_ix: list[int], cut: Cut) -> None:
             continue
         wanted = {i for i in live_ix if lines[i].uuid in keep}
         kept = [s.index for s in cut.steps
-                if s.index < comp.before_step and any(i in wanted for i in s.lines)]  # fmt: skip
+                if s.index < comp["before_step"] and any(i in wanted for i in s.lines)]  # fmt: skip
         if kept:
-            out[comp.before_step] = kept
+            out[comp["before_step"]] = kept
     if cut.compactions:
-        last = out.get(cut.compactions[-1].before_step, [])
+        last = out.get(cut.compactions[-1]["before_step"], [])
         for s in cut.steps:
             s.preserved = s.index in last
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork import layout
 from contextfork.telemetry import accounting, policy
@@ -26,7 +26,9 @@ from contextfork.telemetry.models import (
     Tokens,
     load_policy_file,
 )
-from contextfork.transcript.model import Compaction, Session
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Session
 
 
 def _parse_ts(ts: str | None) -> datetime | None:
@@ -76,7 +78,7 @@ class Facts:
 
     def __init__(
         self, *, info: dict[str, Any], acc: accounting.Accounting, since_compaction: int,
-        n_steps: int, tool_calls: int, tool_errors: int, compactions: list[Compaction],
+        n_steps: int, tool_calls: int, tool_errors: int, compactions: list[dict[str, Any]],
         touched: list[str], failed: list[dict[str, Any]], billing: Billing,
     ) -> None:
         self.info = info
@@ -104,7 +106,8 @@ def facts(session: Session) -> Facts:
         },
         acc=acc, since_compaction=len(acc.active_steps), n_steps=len(session.steps),
         tool_calls=len(session.tool_calls), tool_errors=sum(1 for r in results if r.is_error),
-        compactions=session.compactions, touched=accounting.touched_files(session)[0],
+        compactions=[c.model_dump() for c in session.compactions],
+        touched=accounting.touched_files(session)[0],
         failed=accounting.failed_commands(session), billing=billing(session),
     )
 
@@ -144,7 +147,7 @@ def telemetry_of(f: Facts, pol: Policy, *, context_window: int | None = None) ->
             total=n_steps, since_compaction=f.since_compaction, since_fork=since_fork,
             tool_calls=f.tool_calls, tool_errors=f.tool_errors,
         ),
-        "compactions": [CompactionInfo(**c.model_dump()) for c in f.compactions],
+        "compactions": [CompactionInfo(**c) for c in f.compactions],
         "touched_files": f.touched,
         "failed_commands": [
             FailedCommand(**{k: v for k, v in x.items() if k != "call_id"}) for x in f.failed

@@ -247,3 +247,16 @@ def test_an_unterminated_last_line_is_a_step_but_not_yet_billed(tmp_path: Path) 
     assert_same(path)
     full = _full(path)
     assert (full["tokens"]["total"], full["billing"]["cache_read_input_tokens"]) == (204, 1)
+
+
+def test_the_format_is_told_as_detect_tells_it(tmp_path: Path) -> None:
+    """A Claude Code file whose first line is damaged is still one (``detect`` reads on); a
+    Codex line that also carries uuids is Codex's (``detect`` asks Codex first)."""
+    path = build_session_file(tmp_path / "s.jsonl")
+    body = path.read_bytes()
+    (tmp_path / "bad-first.jsonl").write_bytes(b"{oops\n" + body)
+    assert_same(tmp_path / "bad-first.jsonl")
+    codex = {"type": "session_meta", "payload": {"id": "x", "cwd": "/w"}, "parentUuid": None,
+             "uuid": "u0", "timestamp": "2026-02-10T10:00:00.000Z"}  # fmt: skip
+    (tmp_path / "codex.jsonl").write_bytes(dumps(codex).encode() + b"\n" + body)
+    assert_same(tmp_path / "codex.jsonl", fast=False)
