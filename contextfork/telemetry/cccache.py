@@ -127,12 +127,18 @@ def _text(v: Any) -> bool:
 _CATEGORIES = frozenset({"system_prompt", "user_history", "assistant_history", "tool_outputs"})
 
 
+_TEXT = frozenset({str, type(None)})
+
+
 def _line(v: Any) -> list[Any]:
     """A cached line, checked to be of the shape ``Line.to_json`` writes (ValueError if not)."""
-    if not (type(v) is list and len(v) == 8 and all(_text(x) for x in (*v[:4], v[5], v[6]))
-            and type(v[4]) is bool):  # fmt: skip
+    if type(v) is not list:
         raise ValueError("bad cached line")
-    d = v[7]
+    kind, uuid, parent, pu, forked, cwd, branch, d = v  # ValueError unless 8 long
+    t = _TEXT
+    if not (type(kind) in t and type(uuid) in t and type(parent) in t and type(pu) in t
+            and type(cwd) in t and type(branch) in t and type(forked) is bool):  # fmt: skip
+        raise ValueError("bad cached line")
     if d is None:
         return v
     ok = type(d) is list and bool(d)
