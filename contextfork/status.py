@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contextfork import gitstate, layout, provenance
+from contextfork import gitstate, layout
 from contextfork.envelope import Problem, Result
 from contextfork.errors import ContextforkError
 from contextfork.package.store import list_packages
-from contextfork.package.validate import validate_package
 from contextfork.telemetry import proxystats
 from contextfork.telemetry.ccstatus import fast_facts
 from contextfork.telemetry.models import GitInfo, LatestPackage, ProxyInfo, Telemetry
@@ -44,8 +43,14 @@ def git_info(root: Path) -> GitInfo:
 
 def latest_package(root: Path) -> LatestPackage | None:
     """The newest package a session would be offered (``contextfork.provenance``)."""
-    offered = (r for r in reversed(list_packages(root))
-               if provenance.standing(root, r.package_id, r.path).offered)  # fmt: skip
+    refs = list_packages(root)
+    if not refs:
+        return None
+    # lazy: start-up time (most repositories `status` looks at hold no package yet)
+    from contextfork import provenance
+    from contextfork.package.validate import validate_package
+
+    offered = (r for r in reversed(refs) if provenance.standing(root, r.package_id, r.path).offered)
     ref = next(offered, None)
     if ref is None:
         return None
