@@ -1,14 +1,34 @@
 """Role slices benchmark (prints figures; not a test).
 
     python bench/slice_bench.py [--data DIR] [--every 5] [--horizon 15] [--budget 9000]
-                                [--split tune|held-out|all]
+                                [--split tune|held-out|dev|fresh|cc-heldout|all] [--fresh-dir DIR]
+                                [--store none|real|all] [--no-task] [--misses ROLE]
 
-Sessions, split once and for all by source (the slicer's selection was tuned on ``tune`` only;
-``held-out`` was scored after the rules were fixed):
+Sessions, split by source (the first working-set rules were tuned on ``tune`` only and scored on
+``held-out``; their revision was tuned on both, ``dev``, and scored once on ``fresh``):
 - tune: the Claude Code dev sessions in DIR/transcripts/claude-code (one real 2.7 MB session
   with its recorded subagents, and the small ones);
 - held-out: the pi session in DIR/transcripts/pi and the five mini-swe-agent trajectories in
-  DIR/transcripts/mini-swe-agent (converted here to pi session lines, bash calls only).
+  DIR/transcripts/mini-swe-agent (converted here to pi session lines, bash calls only). Its
+  per-probe results were looked at while the working-set rules were revised: it is no longer
+  held out. ``dev`` = tune + held-out: what the rules may be tuned on.
+- fresh: 20 other mini-swe-agent trajectories, chosen by a fixed rule before the revision and
+  extracted outside the repository by ``bench/slice_fresh_set.py`` (default
+  ``~/.cache/contextfork-bench/heldout2``; absent: the split is skipped with one line). Scored
+  only after the rules were fixed; ``--misses`` never prints its probes.
+- cc-heldout: four other real Claude Code sessions of the same source, with five real Task calls
+  and their recorded subagents, chosen by a fixed rule and extracted outside the repository by
+  ``bench/slice_task_set.py`` (default ``~/.cache/contextfork-bench/task-heldout``). It is what
+  scores the task-keyed slice; ``--misses`` never prints its probes.
+
+The task, as the SubagentStart hook finds it: at a real spawn the parent's transcript is cut
+just after the Agent/Task call's line, and the call is found in that prefix by the hook's own
+``task_call`` (newest response's open agent call of this ``agent_type``); its prompt is the task.
+``--no-task``: every slice keyed by role alone. The cold store: with ``--store real`` (default)
+or ``all``, the parent's transcript up to the spawn point is folded with the project's own
+``fold_session`` into a temporary repository (incrementally, spawn points in order, as a
+session's store grows), and the slicer pages the task in from it and labels blocks with their
+folded steps, as the hook does when the parent has a store; ``none``: no store.
 
 At each spawn point:
 - real spawns: the parent's Task/Agent calls whose subagent transcript is recorded
@@ -36,6 +56,7 @@ import argparse
 import json
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +68,8 @@ sys.path.insert(0, str(ROOT))
 
 from contextfork.slice import roles as R  # noqa: E402
 from contextfork.slice.build import cut  # noqa: E402
-from contextfork.slice.live import read_live  # noqa: E402
+from contextfork.slice.live import read_live, task_call, task_text  # noqa: E402
+from contextfork.slice.sources import Store  # noqa: E402
 from contextfork.tokens import count_tokens  # noqa: E402
 
 ROLES = sorted(R.BUILTIN_ROLES)
@@ -80,10 +102,12 @@ class Parsed:
         self.texts: list[tuple[int, str]] = []  # (offset after the line, message text) for the count
 
 
-def parse(path: Path) -> Parsed:
-    """Claude Code or pi lines (main chain only) → calls in order with their results."""
+def parse(path: Path, sidechain: bool = False) -> Parsed:
+    """Claude Code or pi lines (main chain only; a subagent's own file, ``sidechain``: its lines,
+    which Claude Code marks ``isSidechain``) → calls in order with their results."""
     out = Parsed()
     by_id: dict[str, dict[str, Any]] = {}
+    said: list[str] = []  # words since the previous call (a user's prompt, the assistant's text)
     off = 0
     for raw in path.read_bytes().splitlines(keepends=True):
         end = off + len(raw)
@@ -92,7 +116,7 @@ def parse(path: Path) -> Parsed:
             obj = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(obj, dict) or obj.get("isSidechain"):
+        if not isinstance(obj, dict) or bool(obj.get("isSidechain")) != sidechain:
             continue
         msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
         content = msg.get("content")
@@ -103,15 +127,21 @@ def parse(path: Path) -> Parsed:
                                                    "cache_read_input_tokens", "input", "cacheRead", "cacheWrite"))
         if role == "assistant" and total:
             out.usage.append((end, total))
+        if role == "user" and isinstance(content, str) and not content.startswith("<"):
+            said.append(content)
         for b in content if isinstance(content, list) else []:
             if not isinstance(b, dict):
                 continue
+            if b.get("type") == "text" and isinstance(b.get("text"), str) and not b["text"].startswith("<"):
+                said.append(b["text"])
             if b.get("type") in ("tool_use", "toolCall"):
                 inp = dict(b.get("input") or b.get("arguments") or {})
                 name = _PI_NAMES.get(str(b.get("name")), str(b.get("name")))
                 if "path" in inp and "file_path" not in inp:
                     inp["file_path"] = inp["path"]
-                call = {"name": name, "input": inp, "result": "", "end": end, "call_end": end}
+                call = {"name": name, "input": inp, "result": "", "end": end, "call_end": end,
+                        "intent": "\n".join(said)[-2000:]}
+                said = []
                 out.calls.append(call)
                 by_id[str(b.get("id"))] = call
             elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) in by_id:
@@ -193,7 +223,7 @@ def held(text: str, probe: tuple[str, str, str]) -> tuple[bool, bool]:
     return True, sum(ln in text for ln in want) >= min(3, len(want))
 
 
-def spawns(path: Path, parsed: Parsed, every: int, horizon: int) -> list[dict[str, Any]]:
+def spawns(path: Path, parsed: Parsed, every: int, horizon: int, pseudo_task: str = "none") -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     calls = parsed.calls
     sub_dir = path.with_suffix("") / "subagents"
@@ -204,7 +234,7 @@ def spawns(path: Path, parsed: Parsed, every: int, horizon: int) -> list[dict[st
                 continue
             first = next((json.loads(x) for x in f.read_bytes().splitlines() if b'"type":"user"' in x.replace(b" ", b"")), {})
             prompt = (first.get("message") or {}).get("content")
-            recorded[str(prompt)[:200]] = (f.name, parse(f).calls)
+            recorded[str(prompt)[:200]] = (f.name, parse(f, sidechain=True).calls)
     for k, c in enumerate(calls):
         if c["name"] in AGENT_CALLS:
             prompt = str(c["input"].get("prompt"))
@@ -214,7 +244,9 @@ def spawns(path: Path, parsed: Parsed, every: int, horizon: int) -> list[dict[st
                         "agent_type": c["input"].get("subagent_type"), "sub": name, "sub_calls": sub,
                         "parent_calls": calls[:k]})
     for k in range(every, len(calls) - horizon, every):
-        out.append({"kind": "pseudo", "cut": calls[k - 1]["end"], "task": "", "agent_type": None,
+        # synthetic, for tuning only: the parent's words right before the "subagent's" first call
+        intent = calls[k]["intent"] if pseudo_task == "intent" else ""
+        out.append({"kind": "pseudo", "cut": calls[k - 1]["end"], "task": intent, "agent_type": None,
                     "sub": f"calls {k + 1}-{k + horizon}", "sub_calls": calls[k : k + horizon],
                     "parent_calls": calls[:k]})
     return out
@@ -227,17 +259,43 @@ def live_tokens(parsed: Parsed, cut_at: int) -> int:
     return count_tokens("\n".join(t for e, t in parsed.texts if e <= cut_at))
 
 
-def sessions(base: Path, split: str, tmp: Path) -> list[tuple[str, Path]]:
+FRESH_DIR = Path.home() / ".cache/contextfork-bench/heldout2"
+TASK_DIR = Path.home() / ".cache/contextfork-bench/task-heldout"
+
+
+def sessions(base: Path, split: str, tmp: Path, fresh: Path, task_dir: Path) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
-    if split in ("tune", "all"):
+    if split in ("tune", "dev", "all"):
         out += [("tune", p) for p in sorted((base / "claude-code").glob("*.jsonl"))]
-    if split in ("held-out", "all"):
+    if split in ("held-out", "dev", "all"):
         out += [("held-out", p) for p in sorted((base / "pi").glob("*.jsonl"))]
         for traj in sorted((base / "mini-swe-agent").glob("*.traj.json")):
             dest = tmp / f"{traj.name.removesuffix('.traj.json')}.jsonl"
             miniswe_to_pi(traj, dest)
             out.append(("held-out", dest))
+    if split in ("fresh", "all"):
+        trajs = sorted(fresh.glob("*.traj.json"))
+        if not trajs:
+            print(f"fresh: skipped (no *.traj.json in {fresh}: run bench/slice_fresh_set.py)")
+        for traj in trajs:
+            dest = tmp / f"fresh-{traj.name.removesuffix('.traj.json')}.jsonl"
+            miniswe_to_pi(traj, dest)
+            out.append(("fresh", dest))
+    if split in ("cc-heldout", "all"):
+        found = sorted(task_dir.glob("*.jsonl"))
+        if not found:
+            print(f"cc-heldout: skipped (no *.jsonl in {task_dir}: run bench/slice_task_set.py)")
+        out += [("cc-heldout", p) for p in found]
     return out
+
+
+def fold_prefix(repo: Path, session: str, prefix: Path) -> Store:
+    """The parent's cold store at the spawn point: its transcript so far, folded with the
+    project's own fold (keyed: the steps folded at an earlier spawn point stay as they are)."""
+    from contextfork.cold import api as cold_api
+
+    cold_api.fold_session(prefix, repo=repo, session=session)
+    return Store(repo, session)
 
 
 def _pct(xs: list[bool]) -> str:
@@ -260,6 +318,34 @@ def report(name: str, rows: dict[str, dict[str, list[Any]]], totals: dict[str, A
               f"{100 * statistics.median(r['ratio']):>16.2f}% {100 * max(r['ratio']):>5.1f}% "
               f"{_pct(r['files']):>12} {_pct(r['files_c']):>11} {_pct(r['cmds']):>11} {_pct(r['cmds_c']):>10} "
               f"{_pct(r['files'] + r['cmds']):>10} {_pct(r['files_c'] + r['cmds_c']):>15}")
+    print("label lines (chars, median per slice): " + ", ".join(
+        f"{role} {statistics.median(rows[role]['labels']):.0f}" for role in ROLES if rows[role]["labels"]))
+    print(f"real Task/Agent spawns only ({totals['real']}; task found by the hook's rule at "
+          f"{totals['task_found']}, store at {totals['stored']}): probes {len(rows[ROLES[0]]['real_c'])}")
+    for role in ROLES:
+        r = rows[role]
+        print(f"  {role:<9} named {_pct(r['real_n'])}  with content {_pct(r['real_c'])} "
+              f"({sum(r['real_c'])}/{len(r['real_c'])})  task blocks shown {sum(r['task_blocks'])}")
+
+
+def task_and_store(args: argparse.Namespace, sp: dict[str, Any], view: Any, repo: Path, session: str,
+                   prefix: Path, totals: dict[str, Any]) -> tuple[str, Store | None]:
+    """The spawn's task (a real one: found by the hook's own rule in the prefix) and the parent's
+    cold store folded up to the spawn point (module docstring)."""
+    task = ""
+    if sp["kind"] == "real" and not args.no_task:
+        task = task_text(task_call(view, sp["agent_type"] or "general-purpose")[0])
+        totals["task_found"] += bool(task)
+    elif not args.no_task:
+        task = sp["task"]
+    store = None
+    if args.store == "all" or (args.store == "real" and sp["kind"] == "real"):
+        if not repo.is_dir():
+            repo.mkdir()
+            subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        store = fold_prefix(repo, session, prefix)
+        totals["stored"] += store.ok
+    return task, store
 
 
 def main() -> int:
@@ -268,26 +354,39 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=15)
     ap.add_argument("--budget", type=int, default=R.DEFAULT_BUDGET)
-    ap.add_argument("--split", choices=("tune", "held-out", "all"), default="all")
+    ap.add_argument("--split", choices=("tune", "held-out", "dev", "fresh", "cc-heldout", "all"), default="dev")
+    ap.add_argument("--fresh-dir", default=str(FRESH_DIR))
+    ap.add_argument("--task-dir", default=str(TASK_DIR))
+    ap.add_argument("--store", choices=("none", "real", "all"), default="real",
+                    help="fold the parent up to the spawn point into a cold store (real spawns, all, none)")
+    ap.add_argument("--no-task", action="store_true", help="key every slice by role alone")
+    ap.add_argument("--pseudo-task", choices=("none", "intent"), default="none",
+                    help="intent: a pseudo spawn's task is the parent's words before the next call (synthetic)")
     ap.add_argument("--quiet", action="store_true", help="only the tables")
+    ap.add_argument("--misses", metavar="ROLE", help="print each dev probe ROLE's slice misses (never fresh)")
     args = ap.parse_args()
     base = data_dir(args.data) / "transcripts"
     groups: dict[str, tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]] = {}
     ms: list[float] = []
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
-        for group, path in sessions(base, args.split, tmp):
+        for group, path in sessions(base, args.split, tmp, Path(args.fresh_dir).expanduser(),
+                                    Path(args.task_dir).expanduser()):
             rows, totals = groups.setdefault(group, (
-                {r: {k: [] for k in ("ratio", "tokens", "files", "files_c", "cmds", "cmds_c")} for r in ROLES},
+                {r: {k: [] for k in ("ratio", "tokens", "files", "files_c", "cmds", "cmds_c", "real_n", "real_c",
+                                     "task_blocks", "labels")} for r in ROLES},
                 {"spawns": 0, "real": 0, "probes_file": 0, "probes_cmd": 0, "nothing": [0, 0], "sessions": 0,
-                 "record": 0}))
+                 "record": 0, "task_found": 0, "stored": 0}))
             totals["sessions"] += 1
             parsed = parse(path)
             raw = path.read_bytes()
-            for sp in spawns(path, parsed, args.every, args.horizon):
+            repo = tmp / f"repo-{group}-{path.stem}"
+            session = path.stem
+            for sp in sorted(spawns(path, parsed, args.every, args.horizon, args.pseudo_task), key=lambda x: x["cut"]):
                 prefix = tmp / f"parent{path.suffix}"
                 prefix.write_bytes(raw[: sp["cut"]])
                 view = read_live(prefix)
+                task, store = task_and_store(args, sp, view, repo, session, prefix, totals)
                 live = live_tokens(parsed, sp["cut"])
                 ps = probes(sp["parent_calls"], sp["sub_calls"])
                 totals["spawns"] += 1
@@ -303,7 +402,8 @@ def main() -> int:
                     spec = R.resolve(role, {}, args.budget)
                     assert spec is not None
                     t0 = time.perf_counter()
-                    out = cut(view, None, None, spec, agent_type=sp["agent_type"], session=None, task=sp["task"])
+                    out = cut(view, store, None, spec, agent_type=sp["agent_type"],
+                              session=session if store is not None else None, task=task)
                     ms.append((time.perf_counter() - t0) * 1000)
                     assert len(out["text"]) <= args.budget
                     tok = count_tokens(out["text"]) if out["text"] else 0
@@ -315,12 +415,23 @@ def main() -> int:
                         named, with_content = held(out["text"], p)
                         row["files" if p[0] == "file" else "cmds"].append(named)
                         row["files_c" if p[0] == "file" else "cmds_c"].append(with_content)
+                        if sp["kind"] == "real":
+                            row["real_n"].append(named)
+                            row["real_c"].append(with_content)
+                        if role == args.misses and group not in ("fresh", "cc-heldout") and not with_content:
+                            rec = "in record" if in_record(sp["parent_calls"], p) else "not in record"
+                            print(f"MISS {group} {path.name[:20]} {sp['sub']} {p[0]} named={named} {rec}: {p[1][:150]}")
                     line.append(f"{role[:4]} {tok:>5}")
-                if not args.quiet:
+                    row["task_blocks"].append(sum(b["section"] == "task" for b in out["blocks"]))
+                    if out["text"]:  # what the blocks' label lines cost: "[label]\n"
+                        row["labels"].append(sum(len(b["label"]) + 3 for b in out["blocks"]))
+                if not args.quiet and group not in ("fresh", "cc-heldout"):
                     print("  ".join(line))
-    for name in ("tune", "held-out"):
+    for name in ("tune", "held-out", "fresh", "cc-heldout"):
         if name in groups:
             report(name, *groups[name], args.budget)
+    if not ms:
+        return 0
     print(f"\nslice cut time (in-process, live view read once per spawn): median "
           f"{statistics.median(ms):.1f} ms, max {max(ms):.1f} ms")
     return 0

@@ -10,15 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contextfork import gitstate, layout, provenance
+from contextfork import gitstate, layout
 from contextfork.envelope import Problem, Result
 from contextfork.errors import ContextforkError
 from contextfork.package.store import list_packages
-from contextfork.package.validate import validate_package
 from contextfork.telemetry import proxystats
+from contextfork.telemetry.ccstatus import fast_facts
 from contextfork.telemetry.models import GitInfo, LatestPackage, ProxyInfo, Telemetry
 from contextfork.telemetry.report import render_text
-from contextfork.telemetry.status import load_policy, now_iso, session_telemetry
+from contextfork.telemetry.status import Facts, facts, load_policy, now_iso, telemetry_of
 from contextfork.transcript import load_session
 from contextfork.transcript.locate import current_transcript
 
@@ -43,8 +43,14 @@ def git_info(root: Path) -> GitInfo:
 
 def latest_package(root: Path) -> LatestPackage | None:
     """The newest package a session would be offered (``contextfork.provenance``)."""
-    offered = (r for r in reversed(list_packages(root))
-               if provenance.standing(root, r.package_id, r.path).offered)  # fmt: skip
+    refs = list_packages(root)
+    if not refs:
+        return None
+    # lazy: start-up time (most repositories `status` looks at hold no package yet)
+    from contextfork import provenance
+    from contextfork.package.validate import validate_package
+
+    offered = (r for r in reversed(refs) if provenance.standing(root, r.package_id, r.path).offered)
     ref = next(offered, None)
     if ref is None:
         return None
@@ -54,6 +60,13 @@ def latest_package(root: Path) -> LatestPackage | None:
         package_id=ref.package_id, path=str(ref.path), valid=not v.errors,
         errors=len(v.errors), warnings=warnings,
     )
+
+
+def session_facts(path: Path) -> Facts:
+    """The session's figures: in one lean pass for a Claude Code file
+    (``contextfork.telemetry.ccstatus``), else (or when that pass declines) from its
+    ``Session``."""
+    return fast_facts(path) or facts(load_session(path))
 
 
 def find_transcript(transcript: Path | None, root: Path | None, cwd: Path) -> Path | None:
@@ -87,15 +100,16 @@ def build_status(
     if path is None:
         notes.append("no transcript: pass --transcript P (no Claude Code session found here)")
     else:
-        session = load_session(path)
-        parts.update(session_telemetry(session, pol.policy, context_window=context_window))
-        if root is not None and session.session_id:
-            figures = proxystats.read(root, session.session_id)
+        found = session_facts(path)
+        parts.update(telemetry_of(found, pol.policy, context_window=context_window))
+        session_id, malformed = found.info["session_id"], found.info["malformed_lines"]
+        if root is not None and session_id:
+            figures = proxystats.read(root, session_id)
             parts["proxy"] = ProxyInfo(**proxystats.summary(figures)) if figures else None
-        if session.malformed_lines:
+        if malformed:
             problems.append(
                 Problem("warning", "malformed_lines",
-                        f"{session.malformed_lines} malformed line(s) skipped", str(path))
+                        f"{malformed} malformed line(s) skipped", str(path))
             )
     git: GitInfo | None = None
     if root is None:

@@ -17,15 +17,14 @@ from typing import Any
 
 from contextfork.hashing import sha256_bytes
 from contextfork.slice import roles as R
+from contextfork.slice import workblocks as WB
 from contextfork.slice import workset as W
 from contextfork.slice.live import AGENT_TOOLS, Call, LiveView, task_text
 from contextfork.slice.sources import Package, Store
 
 EXCERPT = 1_200
-# the working set: a file per WORK_FILE_BUDGET chars of the budget (10 at the default 9,000),
-# a command per WORK_COMMAND_BUDGET (6); each file's content and each output cut to these sizes
-WORK_FILE_BUDGET, WORK_FILE_CHARS, WORK_EDITS, WORK_EDIT_CHARS = 900, 300, 1, 200
-WORK_COMMAND_BUDGET, WORK_OUTPUT_CHARS = 1_500, 300
+RESERVE = 250  # chars kept for the line that names what was left out
+COMMAND_LIST = 24  # the commands section: at most this many (a list that does not fit is cut)
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead")
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch")
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell")
@@ -62,6 +61,7 @@ class Cutter:
                  budget: int = R.DEFAULT_BUDGET) -> None:  # fmt: skip
         self.live, self.store, self.pkg, self.task, self.budget = live, store, pkg, task, budget
         self.session = store.session_id if store else None
+        self.shown_commands: set[str] = set()  # the working set's commands (named once)
         # file offset → the folded step holding that line (lines follow their step's key line)
         self._marks: list[tuple[int, int]] = []
         if store is not None and store.ok:
@@ -318,7 +318,7 @@ class Cutter:
     def sec_commands(self) -> list[Block]:
         """Each shell command the parent ran (newest first, once), its status and first line."""
         lines: list[str] = []
-        seen: set[str] = set()
+        seen: set[str] = set(self.shown_commands)  # shown with their output already
         newest: Call | None = None
         for call in reversed(self.live.calls):
             cmd = self.command_of(call)
@@ -329,7 +329,7 @@ class Cutter:
             first = next((ln for ln in call.result.splitlines() if ln.strip()), "")[:100]
             status = "failed" if call.is_error else "ok"
             lines.append(f"$ {_cut(cmd, 200)} → {status}: {first}")
-            if len(lines) >= 16:
+            if len(lines) >= COMMAND_LIST:
                 break
         return self._list_block("commands", lines, newest, "the parent's shell commands") if newest else []
 
@@ -349,31 +349,27 @@ class Cutter:
         return self._list_block("reads", lines, newest, "the parent's reads and searches") if newest else []
 
     def sec_working_files(self) -> list[Block]:
-        """The files the parent worked on most (recently) and the task names: the freshest
-        content it saw of each (newest read or write), then the edits made after it."""
-        out: list[Block] = []
-        calls = self.live.calls
-        for path, _score in W.rank_files(calls, self.files_of, self.task)[: max(1, self.budget // WORK_FILE_BUDGET)]:
-            shown, edits = W.content_call(calls, path, self.files_of)
-            if shown is not None:
-                head = self.describe(shown, 0).split("\n", 1)[0]
-                out.append(self._call_block("working_files", shown,
-                                            f"{head}\n{W.shown_content(shown, WORK_FILE_CHARS)}"))  # fmt: skip
-            for e in edits[-WORK_EDITS:]:
-                out.append(self._call_block("working_files", e,
-                                            f"Edit {path} (after that):\n{W.edit_text(e, WORK_EDIT_CHARS)}"))  # fmt: skip
-        return out
+        return WB.working_files(self)
 
     def sec_command_outputs(self) -> list[Block]:
-        """The commands the parent ran most (recently), each with the tail of its newest output."""
-        out: list[Block] = []
-        for cmd, call, runs in W.rank_commands(self.live.calls, self.command_of, self.task)[
-                : max(1, self.budget // WORK_COMMAND_BUDGET)]:
-            status = " (failed)" if call.is_error else ""  # as describe() marks it
-            times = f", ran {runs} times" if runs > 1 else ""
-            body = W.excerpt_tail(call.result, WORK_OUTPUT_CHARS)
-            out.append(self._call_block("command_outputs", call, f"$ {_cut(cmd, 300)}{status}{times}\n{body}"))
-        return out
+        return WB.command_outputs(self)
+
+    def sec_working_set(self) -> list[Block]:
+        return WB.working_set(self)
+
+
+def _head_of_list(b: Block, room: int) -> Block:
+    """A list of names that does not fit whole: its first lines that do, the rest counted."""
+    lines = b.text.split("\n")
+    keep: list[str] = []
+    for line in lines:
+        if sum(len(x) + 1 for x in keep) + len(line) + 1 + 20 > room:
+            break
+        keep.append(line)
+    if not keep:
+        return b
+    return Block(b.section, "\n".join([*keep, f"…(+{len(lines) - len(keep)} more)"]), b.label, {**b.ref, "cut": True})
+
 
 def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -> tuple[str, list[Block], list[Block]]:
     """Whole blocks in order while they fit; the rest named (peek-able when folded)."""
@@ -382,12 +378,15 @@ def assemble(blocks: list[Block], head: str, budget: int, session: str | None) -
     shown: list[Block] = []
     left: list[Block] = []
     used = len(head)
-    reserve = min(400, budget // 10)  # for the line that names what was left out
+    reserve = min(RESERVE, budget // 10)  # for the line that names what was left out
     section = None
     parts = [head]
     for b in blocks:
         title = f"## {b.section}\n" if b.section != section else ""
         text = title + b.render()
+        if used + len(text) + reserve > budget and b.ref.get("list"):
+            b = _head_of_list(b, budget - used - reserve - len(title) - len(b.label) - 4)
+            text = title + b.render()
         if used + len(text) + reserve <= budget:
             parts.append(text)
             used += len(text)

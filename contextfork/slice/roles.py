@@ -36,6 +36,8 @@ SECTIONS: dict[str, str] = {
                      "and the task names (newest read or write, then the edits after it)",
     "command_outputs": "the commands the parent ran most recently and most often (and the task "
                        "names), each with the tail of its newest output",
+    "working_set": "working_files and command_outputs in one ranked run, each kind held to its "
+                   "share of the room (the parent's recent mix of file and shell calls)",
 }
 
 DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,500)
@@ -46,23 +48,25 @@ DEFAULT_BUDGET = 9_000  # characters: fits the hooks' additionalContext cap (9,5
 CONTEXT_SHARE = 0.27
 CONTEXT_FLOOR = 2_000
 
-# Short lists (names, commands) come before bulky content, so a tight budget keeps them; the
-# exact file ranges and outputs (recent_work) take what room is left.
+# The working set (files and commands with their content, each kind held to its share) comes
+# early and fills at most SET_SHARE of the room; the task's page-in from the cold store comes
+# right after it (it holds folded steps that match the task's words, not what the subagent goes
+# back to: before the working set it cost the working set its room; what does not fit is named
+# as peek-able steps); lists of names after that are cut to what is left; the exact newest
+# calls (recent_work) take what room remains.
 BUILTIN_ROLES: dict[str, dict[str, Any]] = {
-    "planner": {"sections": ["task", "goal", "decisions", "do_not_retry", "risks", "files_touched",
-                             "reads", "working_files"]},
-    "coder": {"sections": ["task", "next_action", "diff_summary", "failures_on_files", "files_touched",
-                           "commands", "working_files", "command_outputs", "reads", "do_not_retry",
-                           "recent_work"]},
-    "tester": {"sections": ["task", "test_runs", "files_under_test", "do_not_retry", "command_outputs",
-                            "files_touched", "commands", "working_files"]},
-    "reviewer": {"sections": ["task", "goal", "decisions", "diff_summary", "test_runs",
-                              "do_not_retry", "files_touched", "working_files", "commands"]},
-    "explorer": {"sections": ["task", "goal", "reads", "files_touched", "commands", "do_not_retry",
-                              "working_files"]},
-    "default": {"sections": ["task", "goal", "next_action", "failures_on_files", "files_touched",
-                             "commands", "working_files", "command_outputs", "reads", "do_not_retry",
-                             "recent_work"]},
+    "planner": {"sections": ["goal", "decisions", "do_not_retry", "risks", "files_touched",
+                             "reads", "working_set", "task"]},
+    "coder": {"sections": ["next_action", "diff_summary", "failures_on_files", "working_set", "task",
+                           "files_touched", "commands", "reads", "do_not_retry", "recent_work"]},
+    "tester": {"sections": ["test_runs", "working_set", "task", "files_under_test", "do_not_retry",
+                            "files_touched", "commands"]},
+    "reviewer": {"sections": ["goal", "decisions", "diff_summary", "test_runs", "working_set", "task",
+                              "do_not_retry", "files_touched", "commands"]},
+    "explorer": {"sections": ["goal", "reads", "working_set", "task", "files_touched", "commands",
+                              "do_not_retry"]},
+    "default": {"sections": ["goal", "next_action", "failures_on_files", "working_set", "task",
+                             "files_touched", "commands", "reads", "do_not_retry", "recent_work"]},
 }
 
 # agent_type name → role, checked in order on the casefolded name (after explicit mappings).

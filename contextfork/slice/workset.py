@@ -18,9 +18,15 @@ from pathlib import PurePosixPath
 from contextfork.slice.live import AGENT_TOOLS, Call
 
 DECAY = 0.98  # per call, for files
-DECAY_COMMANDS = 0.97  # a check the parent keeps re-running stays in the set longer
+DECAY_COMMANDS = 0.99  # a check the parent keeps re-running stays in the set longer
 TASK_BOOST = 100.0  # a file or command the task text names outranks any amount of past work
 READ_TOOLS = ("Read", "NotebookRead")
+CHECK_BOOST = 2.0  # a check (test run, build, linter, a script run) is what a subagent runs again
+CHECK_CMD = re.compile(
+    r"\b(pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|go test|cargo test|mix test|"
+    r"npm (run )?(test|check|build|lint)|pnpm (run )?test|yarn test|make( check| test)?|rspec|phpunit|ctest|"
+    r"mix (compile|credo)|cargo (build|check|clippy)|tsc|ruff|mypy|eslint|python \S+\.py)\b"
+)
 _WORD = re.compile(r"[A-Za-z0-9_./-]{3,}")
 
 FilesOf = Callable[[Call], list[str]]
@@ -71,10 +77,30 @@ def rank_commands(calls: list[Call], command_of: CommandOf, task: str) -> list[t
         newest_run[key] = call
         runs[key] = runs.get(key, 0) + 1
     for key in score:
+        if CHECK_CMD.search(key):
+            score[key] *= CHECK_BOOST
         if task and key in _norm(task):
             score[key] += TASK_BOOST
     order = sorted(score, key=lambda k: -score[k])
     return [(k, newest_run[k], runs[k]) for k in order]
+
+
+SHARE_WINDOW = 40  # the parent's newest file and shell calls that set the commands' share
+
+
+def command_share(calls: list[Call], files_of: FilesOf, command_of: CommandOf) -> float:
+    """The share of shell calls among the parent's newest file and shell calls (0.5: none)."""
+    cmds = files = 0
+    for call in reversed(calls):
+        if command_of(call) is not None:
+            cmds += 1
+        elif call.name not in AGENT_TOOLS and files_of(call):
+            files += 1
+        else:
+            continue
+        if cmds + files >= SHARE_WINDOW:
+            break
+    return cmds / (cmds + files) if cmds + files else 0.5
 
 
 def content_call(calls: list[Call], path: str, files_of: FilesOf) -> tuple[Call | None, list[Call]]:
@@ -91,6 +117,24 @@ def content_call(calls: list[Call], path: str, files_of: FilesOf) -> tuple[Call 
         if call.name in ("Edit", "MultiEdit"):
             edits.append(call)
     return None, edits[::-1]
+
+
+def other_ranges(calls: list[Call], path: str, files_of: FilesOf, shown: Call, most: int) -> list[Call]:
+    """Newest first, the parent's successful reads of other parts of the file (another offset)
+    than ``shown``: a subagent often goes back to the region the parent looked at."""
+    def where(call: Call) -> tuple[object, object]:
+        return call.input.get("offset"), call.input.get("limit")
+
+    seen = {where(shown)}
+    out: list[Call] = []
+    for call in reversed(calls):
+        if len(out) >= most:
+            break
+        ok = call.name in READ_TOOLS and not call.is_error and call.result.strip()
+        if ok and path in files_of(call) and where(call) not in seen:
+            seen.add(where(call))
+            out.append(call)
+    return out
 
 
 def shown_content(call: Call, limit: int) -> str:
@@ -115,6 +159,22 @@ def excerpt_head(text: str, limit: int) -> str:
     cut = text.rfind("\n", 0, limit - 30)
     cut = cut if cut > limit // 2 else limit - 30
     return text[:cut] + f"\n…(+{len(text) - cut} chars)"
+
+
+def head_tail(text: str, head: int, tail: int, limit: int) -> str:
+    """An output's first non-blank lines (its status and what it started on: a traceback's
+    first frame) and its last ones (the verdict), at most ``limit`` characters, the lines
+    between them counted."""
+    rows = [ln[:200] for ln in text.strip("\n").splitlines() if ln.strip()]
+    if len(rows) <= head + tail and sum(len(r) + 1 for r in rows) <= limit:
+        return "\n".join(rows)
+    top, end = rows[:head], rows[head:][-tail:]
+    while end and sum(len(r) + 1 for r in top + end) > limit:
+        end = end[1:]  # the verdict's last lines are kept longest
+        if not end and len(top) > 1:
+            top, end = top[:1], rows[-1:]
+    skipped = len(rows) - len(top) - len(end)
+    return "\n".join([*top, f"…({skipped} lines)…", *end] if skipped else [*top, *end])
 
 
 def excerpt_tail(text: str, limit: int) -> str:

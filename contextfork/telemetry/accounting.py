@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfork.forkstub import STUB_PREFIX
-from contextfork.transcript.model import (
-    Session,
-    Step,
-    TextBlock,
-    ThinkingBlock,
-    ToolCall,
-    ToolResult,
-)
+
+if TYPE_CHECKING:
+    from contextfork.transcript.model import Session, Step
 
 CATEGORIES = ("system_prompt", "user_history", "assistant_history", "tool_outputs")
 _EDIT_TOOLS = frozenset(
@@ -126,6 +121,9 @@ def recorded_step(steps: list[Step]) -> Step | None:
 
 
 def category_texts(session: Session, steps: list[Step]) -> dict[str, list[str]]:
+    # lazy: hot path (``status``'s fast pass uses this module without the pydantic model)
+    from contextfork.transcript.model import TextBlock, ThinkingBlock, ToolCall, ToolResult
+
     out: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     if session.system_prompt:
         out["system_prompt"].append(session.system_prompt)
@@ -245,10 +243,8 @@ def excerpt(text: str, limit: int = _EXCERPT) -> str:
     return text[:head].rstrip() + "\n…\n" + text[-(limit - head) :].lstrip()
 
 
-def describe_call(call: ToolCall | None) -> str:
-    if call is None:
-        return "(unknown call)"
-    inp = call.input
+def describe(name: str, inp: dict[str, Any]) -> str:
+    """A tool call in one line: its command, else its path, pattern, url or query."""
     for key in ("command", "cmd"):
         v = inp.get(key)
         if isinstance(v, str):
@@ -258,14 +254,12 @@ def describe_call(call: ToolCall | None) -> str:
     for key in (*_PATH_KEYS, "pattern", "url", "query"):
         v = inp.get(key)
         if isinstance(v, str):
-            return f"{call.name} {v}"
-    return f"{call.name} {json.dumps(inp, ensure_ascii=False, default=str)[:200]}"
+            return f"{name} {v}"
+    return f"{name} {json.dumps(inp, ensure_ascii=False, default=str)[:200]}"
 
 
 def failed_commands(session: Session) -> list[dict[str, Any]]:
     """Tool results that failed (error flag or non-zero exit), with the call that caused them."""
-    from contextfork.redact import redact_text  # scrubbed before cut: no half secret survives
-
     calls = {c.id: (c, s.index) for s in session.steps for c in s.tool_calls}
     out: list[dict[str, Any]] = []
     for step in session.steps:
@@ -273,17 +267,26 @@ def failed_commands(session: Session) -> list[dict[str, Any]]:
             if not (r.is_error or (r.exit_code is not None and r.exit_code != 0)):
                 continue
             call, call_step = calls.get(r.call_id, (None, step.index))
-            out.append(
-                {
-                    "step": call_step,
-                    "tool": call.name if call else "unknown",
-                    "call_id": r.call_id,
-                    "command": redact_text(describe_call(call))[0],
-                    "exit_code": r.exit_code,
-                    "error_excerpt": excerpt(redact_text(r.content)[0]) or "(no output)",
-                }
-            )
+            out.append(failure(call_step, (call.name, call.input) if call else None, r.call_id,
+                               r.exit_code, r.content))  # fmt: skip
     return out
+
+
+def failure(
+    step: int, call: tuple[str, dict[str, Any]] | None, call_id: str, exit_code: int | None,
+    content: str,
+) -> dict[str, Any]:
+    """One failed tool result (``failed_commands``), with the call (name, input) behind it."""
+    from contextfork.redact import redact_text  # scrubbed before cut: no half secret survives
+
+    return {
+        "step": step,
+        "tool": call[0] if call else "unknown",
+        "call_id": call_id,
+        "command": redact_text(describe(*call) if call else "(unknown call)")[0],
+        "exit_code": exit_code,
+        "error_excerpt": excerpt(redact_text(content)[0]) or "(no output)",
+    }
 
 
 def _relative(path: str, cwd: str | None) -> str:
@@ -294,21 +297,28 @@ def _relative(path: str, cwd: str | None) -> str:
 
 def touched_files(session: Session) -> tuple[list[str], list[str]]:
     """(every file a tool read or changed, the subset it changed), in first-touch order."""
+    return touched_by(((c.name, c.input) for c in session.tool_calls), session.cwd)
+
+
+def touched_by(
+    calls: Iterable[tuple[str, dict[str, Any]]], cwd: str | None
+) -> tuple[list[str], list[str]]:
+    """``touched_files`` of tool calls given as (name, input), paths relative to ``cwd``."""
     touched: dict[str, None] = {}
     modified: dict[str, None] = {}
-    for call in session.tool_calls:
+    for name, inp in calls:
         paths: list[str] = []
         for key in _PATH_KEYS:
-            v = call.input.get(key)
+            v = inp.get(key)
             if isinstance(v, str) and v and "\n" not in v:
                 paths.append(v)
-        patch = call.input.get("input") if call.name == "apply_patch" else None
+        patch = inp.get("input") if name == "apply_patch" else None
         if isinstance(patch, str):
             paths.extend(m.strip() for m in _PATCH_FILE_RE.findall(patch))
         for p in paths:
-            rel = _relative(p, session.cwd)
+            rel = _relative(p, cwd)
             touched.setdefault(rel, None)
-            if call.name.lower() in _EDIT_TOOLS:
+            if name.lower() in _EDIT_TOOLS:
                 modified.setdefault(rel, None)
     return list(touched), list(modified)
 

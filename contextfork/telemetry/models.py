@@ -49,7 +49,7 @@ class StepThresholds(_Strict):
 SliceSection = Literal[
     "task", "goal", "decisions", "do_not_retry", "risks", "next_action", "files_touched",
     "diff_summary", "recent_work", "failures_on_files", "test_runs", "files_under_test", "reads",
-    "commands", "working_files", "command_outputs",
+    "commands", "working_files", "command_outputs", "working_set",
 ]  # keep equal to contextfork.slice.roles.SECTIONS (a test checks)
 
 

@@ -208,19 +208,28 @@ def scan(path: Path, state: ScanState | None = None) -> ScanState:
             state.lines += 1
             if not state.folded and FOLD_STUB in raw and b'"forkedFrom"' in raw:
                 state.folded = True
-            # Only lines that can carry usage or a compaction need parsing.
-            if b'"usage"' not in raw and b"compact_boundary" not in raw:
-                continue
-            try:
-                obj = json.loads(raw)
-            except (ValueError, RecursionError):
-                state.malformed += 1
-                continue
-            if isinstance(obj, dict):
-                _feed(state, seen_ids, obj)
-            else:
-                state.malformed += 1
+            feed_line(state, seen_ids, raw)
     return state
+
+
+_UNPARSED: Any = object()
+
+
+def feed_line(state: ScanState, seen_ids: set[str], raw: bytes, obj: Any = _UNPARSED) -> None:
+    """One complete line as ``scan`` reads it (``obj``: its parse, when the caller has one)."""
+    # Only lines that can carry usage or a compaction need parsing.
+    if b'"usage"' not in raw and b"compact_boundary" not in raw:
+        return
+    if obj is _UNPARSED:
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            state.malformed += 1
+            return
+    if isinstance(obj, dict):
+        _feed(state, seen_ids, obj)
+    else:
+        state.malformed += 1
 
 
 def merge_billing(states: list[ScanState]) -> dict[str, int]:

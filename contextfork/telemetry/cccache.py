@@ -1,0 +1,182 @@
+"""The status pass, resumable: the next ``status`` on a grown transcript reads only what was appended.
+
+The second time ``status`` reads a large Claude Code file (``MIN_BYTES`` and up; the first
+time only notes that it did, as most files are looked at once) it keeps its lines' digests
+(``ccline``), the billing scan and the byte offset of the last complete line in
+``$XDG_CACHE_HOME/contextfork/status/``; every later call on the same file parses from that
+offset on. The cache is used only while the file is the one it describes: same inode, not shorter than
+the offset, and the same first and last 64 KiB before the offset (a file truncated, replaced or
+rewritten in place is read whole again). Any cache that does not read back as exactly the shape
+written here is ignored. Subagent files are small and read whole every time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from contextfork import layout
+from contextfork.inputfile import max_line_bytes
+from contextfork.telemetry import ccread
+from contextfork.telemetry.ccline import Line
+from contextfork.telemetry.scan import ScanState
+
+VERSION = 1
+#: Smaller files are read whole: the cold pass costs less than writing the cache (tests lower it).
+MIN_BYTES = 4 << 20
+_FP_BYTES = 64 << 10
+
+
+def cache_file(path: Path) -> Path:
+    from contextfork.hashing import sha256_bytes
+
+    key = sha256_bytes(os.path.realpath(path).encode("utf-8", "surrogateescape"))
+    return layout.cache_dir("status") / f"{key[:24]}.json"
+
+
+def _fingerprint(path: Path, offset: int) -> str:
+    """The first and last 64 KiB of the ``offset`` bytes a pass consumed."""
+    from contextfork.hashing import sha256_bytes
+
+    with open(path, "rb") as fh:
+        head = fh.read(min(offset, _FP_BYTES))
+        start = max(0, offset - _FP_BYTES)
+        fh.seek(start)
+        tail = fh.read(offset - start)
+    return sha256_bytes(offset.to_bytes(8, "big") + head + tail)
+
+
+def read(path: Path) -> ccread.Read:
+    """``ccread.read`` + ``finish`` of ``path``, resumed from (and saved to) the cache."""
+    st = os.stat(path)
+    if st.st_size < MIN_BYTES:
+        return ccread.finish(ccread.read(path))
+    cfile = cache_file(path)
+    seen_before = cfile.exists()
+    cached = _load(cfile, path, st) if seen_before else None
+    start = cached.offset if cached is not None else -1
+    got = ccread.read(path, resume=cached)
+    if not seen_before:  # a file looked at once may never be again: no cache, only a note
+        _write(cfile, {"version": VERSION, "seen": True})
+    elif got.offset != start:
+        _save(cfile, path, st, got)
+    return ccread.finish(got)
+
+
+def _write(cfile: Path, payload: dict[str, Any]) -> None:
+    from pydantic_core import to_json
+
+    try:
+        data = to_json(payload, inf_nan_mode="constants")  # 5x json.dumps; NaN kept as NaN
+    except (ValueError, TypeError):  # a lone surrogate, say: json writes what it read
+        data = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    try:
+        from contextfork.atomic import write_bytes
+
+        write_bytes(cfile, data)
+    except OSError:
+        pass  # a read-only cache directory only costs time
+
+
+def _save(cfile: Path, path: Path, st: os.stat_result, got: ccread.Read) -> None:
+    payload = {
+        "version": VERSION, "path": str(path), "ino": st.st_ino, "limit": max_line_bytes(),
+        "offset": got.offset, "fp": _fingerprint(path, got.offset),
+        "records": got.records, "malformed": got.malformed, "session_id": got.session_id,
+        "first_ts": got.first_ts, "last_ts": got.last_ts, "billing": got.billing.to_json(),
+        "lines": [ln.to_json() for ln in got.lines],
+    }
+    _write(cfile, payload)
+
+
+def _load(cfile: Path, path: Path, st: os.stat_result) -> ccread.Read | None:
+    """The cached pass of ``path`` if it still describes its first bytes, else None."""
+    try:
+        with open(cfile, "rb") as fh:
+            data = json.loads(fh.read())
+        offset = data["offset"]
+        if (data["version"] != VERSION or data["ino"] != st.st_ino
+                or data["limit"] != max_line_bytes() or not _count(offset)
+                or offset > st.st_size or data["fp"] != _fingerprint(path, offset)):  # fmt: skip
+            return None
+        got = ccread.Read(subagent=False)
+        got.offset = offset
+        got.lines = [Line.from_json(_line(v)) for v in data["lines"]]
+        got.billing = ScanState.from_json(data["billing"])
+        got.records, got.malformed = data["records"], data["malformed"]
+        got.session_id = data["session_id"]
+        got.first_ts, got.last_ts = data["first_ts"], data["last_ts"]
+        if not (_count(got.records) and _count(got.malformed) and _text(got.first_ts)
+                and _text(got.last_ts)):  # fmt: skip
+            return None
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+    return got
+
+
+def _count(v: Any) -> bool:
+    return type(v) is int and v >= 0
+
+
+def _text(v: Any) -> bool:
+    return v is None or type(v) is str
+
+
+_CATEGORIES = frozenset({"system_prompt", "user_history", "assistant_history", "tool_outputs"})
+
+
+_TEXT = frozenset({str, type(None)})
+
+
+def _line(v: Any) -> list[Any]:
+    """A cached line, checked to be of the shape ``Line.to_json`` writes (ValueError if not)."""
+    if type(v) is not list:
+        raise ValueError("bad cached line")
+    kind, uuid, parent, pu, forked, cwd, branch, d = v  # ValueError unless 8 long
+    t = _TEXT
+    if not (type(kind) in t and type(uuid) in t and type(parent) in t and type(pu) in t
+            and type(cwd) in t and type(branch) in t and type(forked) is bool):  # fmt: skip
+        raise ValueError("bad cached line")
+    if d is None:
+        return v
+    ok = type(d) is list and bool(d)
+    tag = d[0] if ok else None
+    if tag == "a":
+        ok = (len(d) == 7 and _text(d[1]) and _text(d[2]) and _strs(d[3]) and _blocks(d[4])
+              and (d[5] is None or (type(d[5]) is list and len(d[5]) == 4
+                                    and all(type(x) is int for x in d[5])))
+              and _text(d[6]))  # fmt: skip
+    elif tag == "u":
+        ok = len(d) == 3 and _strs(d[1]) and _blocks(d[2])
+    elif tag == "s":
+        ok = d == ["s", False] or (
+            len(d) == 8 and d[1] is True and _text(d[2]) and _text(d[3])
+            and (d[4] is None or isinstance(d[4], int)) and _text(d[5])
+            and (d[7] is None or _strs(d[7])))  # fmt: skip
+    else:
+        ok = False
+    if not ok:
+        raise ValueError("bad cached digest")
+    return v
+
+
+def _strs(v: Any) -> bool:
+    return type(v) is list and all(type(x) is str for x in v)
+
+
+def _blocks(v: Any) -> bool:
+    return type(v) is list and all(_block(b) for b in v)
+
+
+def _block(b: Any) -> bool:
+    if type(b) is not list or not b:
+        return False
+    if b[0] == "est":
+        return len(b) == 3 and b[1] in _CATEGORIES and type(b[2]) is int
+    if b[0] == "call":
+        return len(b) == 4 and type(b[1]) is str and type(b[2]) is str and type(b[3]) is dict
+    return (b[0] == "result" and len(b) == 7 and type(b[1]) is str and type(b[2]) is int
+            and type(b[3]) is bool and (b[4] is None or type(b[4]) is int) and _text(b[5])
+            and type(b[6]) is bool)  # fmt: skip

@@ -1,0 +1,137 @@
+"""`status` on a large Claude Code file resumes its pass from a cache (telemetry/cccache.py): the
+report after appends equals a fresh full read, only the appended bytes are parsed, and a file that
+was truncated, rewritten or replaced (or a damaged cache) is read whole again."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextfork.telemetry import cccache, ccread, ccstatus
+from tests.telemetry.test_status_fast import _fast, _full
+from tests.transcript import cc21
+from tests.transcript.builders import dumps
+
+
+@pytest.fixture
+def resumed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """Every file size is cached; the offsets each pass resumed from (None: read whole)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(cccache, "MIN_BYTES", 0)
+    seen: list[int | None] = []
+    real = ccread.read
+
+    def spy(path: Path, *, subagent: bool = False, resume: ccread.Read | None = None) -> ccread.Read:
+        if not subagent:
+            seen.append(None if resume is None else resume.offset)
+        return real(path, subagent=subagent, resume=resume)
+
+    monkeypatch.setattr(ccread, "read", spy)
+    return seen
+
+
+def _lines(**kw: Any) -> list[bytes]:
+    return [dumps(o).encode() + b"\n" for o in cc21.lines(**kw)]
+
+
+def _same(path: Path) -> None:
+    got = _fast(path)
+    assert got is not None and got == _full(path)
+
+
+def test_a_grown_transcript_is_parsed_from_where_the_last_pass_stopped(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    lines = _lines(grow=6)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:20]) + lines[20][:15])  # a line still being written
+    _same(path)  # first look: a note only
+    _same(path)  # second: the pass is kept
+    kept = len(b"".join(lines[:20]))
+    path.write_bytes(b"".join(lines[:30]))
+    _same(path)
+    path.write_bytes(b"".join(lines))
+    _same(path)
+    _same(path)
+    assert resumed == [None, None, kept, len(b"".join(lines[:30])), len(b"".join(lines))]
+
+
+def _cached(tmp_path: Path, body: bytes) -> Path:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(body)
+    for _ in range(2):
+        assert ccstatus.fast_facts(path) is not None
+    return path
+
+
+def test_a_truncated_transcript_is_read_whole_again(tmp_path: Path, resumed: list[int | None]) -> None:
+    lines = _lines(grow=4)
+    path = _cached(tmp_path, b"".join(lines))
+    path.write_bytes(b"".join(lines[:25]))
+    _same(path)
+    assert resumed[-1] is None
+
+
+def test_a_transcript_rewritten_in_place_is_read_whole_again(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    """Same inode, longer than before, but the bytes the cache describes are not the same."""
+    lines = _lines(grow=4)
+    path = _cached(tmp_path, b"".join(lines))
+    other = b"".join(_lines(cwd="/home/u/elsewhere", grow=5))
+    with open(path, "r+b") as fh:  # in place: the inode stays
+        fh.write(other)
+    _same(path)
+    assert resumed[-1] is None
+    assert _full(path)["session"]["cwd"] == "/home/u/elsewhere"
+
+
+def test_a_transcript_replaced_by_another_file_is_read_whole_again(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    lines = _lines(grow=4)
+    path = _cached(tmp_path, b"".join(lines))
+    new = tmp_path / "new.jsonl"
+    new.write_bytes(b"".join(lines) + b"".join(_lines(grow=1)[-3:]))
+    os.replace(new, path)
+    _same(path)
+    assert resumed[-1] is None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["not json", "[]", '{"version": 1}', "lines-shape", "digest-types", "billing"],
+)
+def test_a_damaged_cache_is_ignored(tmp_path: Path, resumed: list[int | None], damage: str) -> None:
+    lines = _lines(grow=4)
+    path = _cached(tmp_path, b"".join(lines))
+    cfile = cccache.cache_file(path)
+    data = json.loads(cfile.read_bytes())
+    if damage == "lines-shape":
+        data["lines"][3] = ["user"]
+        text = json.dumps(data)
+    elif damage == "digest-types":
+        d = next(v for v in data["lines"] if v[7] and v[7][0] == "a")
+        d[7][5] = ["1", 2, 3, 4]  # usage that is not numbers
+        text = json.dumps(data)
+    elif damage == "billing":
+        data["billing"]["offset"] = -5
+        text = json.dumps(data)
+    else:
+        text = damage
+    cfile.write_text(text)
+    _same(path)
+    assert resumed[-1] is None
+
+
+def test_small_files_are_never_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(_lines()))
+    for _ in range(3):
+        _same(path)
+    assert not (tmp_path / "cache").exists()
