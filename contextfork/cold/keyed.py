@@ -9,6 +9,7 @@ then their index rows and keys in one transaction. See ``stepkeys`` for the id r
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -147,19 +148,20 @@ def _commit(layout: StoreLayout, steps: Sequence[Step], build: Builder,
                                 f"cold_nodes/{path.name} is not indexed and holds other bytes",
                                 hint="run `contextfork fold validate`, then `contextfork fold index`",
                             )
+                        p.built = None  # indexed as the file holds it
                     else:
                         write_bytes(path, p.built.data())  # phase 1: the node file
-                    p.built = None
                     pending.append(p)
                 else:
                     p.built = None
                     p.node = _summary(read_node(layout, p.step_id))  # stored bytes re-verified (exit 3)
             with idx.transaction(conn):  # phase 2: index rows and keys, one transaction
-                for p in pending:  # each node read back (verified) one at a time, then dropped
-                    node = read_node(layout, p.step_id, check_index=False)
+                for p in pending:  # one node at a time: the bytes just written, or the orphan's
+                    node = (json.loads(p.built.data()) if p.built is not None
+                            else read_node(layout, p.step_id, check_index=False))  # fmt: skip
                     idx.add_node(conn, node)
                     stepkeys.record(conn, node)
-                    p.node = _summary(node)
+                    p.node, p.built = _summary(node), None
                 for p in placed:
                     if p.action == "adopt":
                         stepkeys.adopt(conn, p.step_id, p.step.identity, p.open)
