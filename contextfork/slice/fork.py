@@ -55,7 +55,8 @@ def fork_role(repo: Path, transcript: Path, role: str, *, budget: int | None = N
     if R.resolve(role, slices) is None:  # before anything is folded or exported
         raise UsageError(f"unknown role {role!r}", hint="roles: " + ", ".join(R.role_names(slices)))
     transcript = transcript.expanduser()
-    original = load_session(transcript, include_subagents=False)
+    # With its subagents, as ``fork`` does: the export's seed gets this same session back.
+    original = load_session(transcript)
     if original.format != "claude-code":
         raise UsageError(f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions")
     orig_id = original.session_id or transcript.stem

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from contextfork import layout
 from contextfork.transcript import load_session
@@ -33,3 +36,23 @@ def test_fork_role_refuses_an_unknown_role_and_writes_nothing(repo: Repo, tmp_pa
     assert res.returncode == 2 and "unknown role 'astronaut'" in res.stderr
     assert not layout.fork_records_dir(repo.path).exists()
     assert not layout.packages_dir(repo.path).exists()  # nothing exported for a refused fork
+
+
+def test_fork_role_parses_the_parent_transcript_once(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once, with its subagents, for the fork, its fold and the export's seed (issue 27)."""
+    import contextfork.transcript as transcript_mod
+    from contextfork.slice.fork import fork_role
+
+    parent = parent_session(repo.path).write(tmp_path / f"{SESSION}.jsonl")
+    real, reads = transcript_mod._load, []
+
+    def counting(path: Path, **kw: Any) -> Any:
+        if path == parent:
+            reads.append(kw.get("include_subagents"))
+        return real(path, **kw)
+
+    monkeypatch.setattr(transcript_mod, "_load", counting)
+    fork_role(repo.path, parent, "tester")
+    assert reads == [True], reads
