@@ -263,24 +263,28 @@ FRESH_DIR = Path.home() / ".cache/contextfork-bench/heldout2"
 TASK_DIR = Path.home() / ".cache/contextfork-bench/task-heldout"
 
 
+def _as_pi(label: str, folder: Path, tmp: Path, prefix: str) -> list[tuple[str, Path]]:
+    """Every mini-swe-agent trajectory in ``folder``, converted to a pi session in ``tmp``."""
+    out: list[tuple[str, Path]] = []
+    for traj in sorted(folder.glob("*.traj.json")):
+        dest = tmp / f"{prefix}{traj.name.removesuffix('.traj.json')}.jsonl"
+        miniswe_to_pi(traj, dest)
+        out.append((label, dest))
+    return out
+
+
 def sessions(base: Path, split: str, tmp: Path, fresh: Path, task_dir: Path) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
     if split in ("tune", "dev", "all"):
         out += [("tune", p) for p in sorted((base / "claude-code").glob("*.jsonl"))]
     if split in ("held-out", "dev", "all"):
         out += [("held-out", p) for p in sorted((base / "pi").glob("*.jsonl"))]
-        for traj in sorted((base / "mini-swe-agent").glob("*.traj.json")):
-            dest = tmp / f"{traj.name.removesuffix('.traj.json')}.jsonl"
-            miniswe_to_pi(traj, dest)
-            out.append(("held-out", dest))
+        out += _as_pi("held-out", base / "mini-swe-agent", tmp, "")
     if split in ("fresh", "all"):
-        trajs = sorted(fresh.glob("*.traj.json"))
-        if not trajs:
+        found_pi = _as_pi("fresh", fresh, tmp, "fresh-")
+        if not found_pi:
             print(f"fresh: skipped (no *.traj.json in {fresh}: run bench/slice_fresh_set.py)")
-        for traj in trajs:
-            dest = tmp / f"fresh-{traj.name.removesuffix('.traj.json')}.jsonl"
-            miniswe_to_pi(traj, dest)
-            out.append(("fresh", dest))
+        out += found_pi
     if split in ("cc-heldout", "all"):
         found = sorted(task_dir.glob("*.jsonl"))
         if not found:

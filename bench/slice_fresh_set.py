@@ -23,6 +23,7 @@ import hashlib
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = "https://github.com/gruckion/mini-swe-agent"
@@ -69,30 +70,41 @@ def choose(names: list[str]) -> list[str]:
     return ids[::STEP][:COUNT]
 
 
-def main() -> int:
+def extract(repo: str, commit: str, pinned: dict[str, str], default_out: Path,
+            choose_in: Callable[[Path], list[str]], source: Callable[[str], str],
+            dest: Callable[[str], str]) -> int:
+    """Clone (or use ``--git-dir``), check that the rule ``choose_in`` still picks exactly the
+    pinned names, and write each one's bytes after checking its pinned SHA-256."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--git-dir")
-    ap.add_argument("--out", default=str(DEFAULT_OUT))
+    ap.add_argument("--out", default=str(default_out))
     args = ap.parse_args()
     out = Path(args.out).expanduser()
     with tempfile.TemporaryDirectory() as tmp:
         git_dir = Path(args.git_dir) if args.git_dir else Path(tmp) / "repo.git"
         if not args.git_dir:
-            subprocess.run(["git", "clone", "--bare", "--filter=blob:none", REPO, str(git_dir)], check=True)
-        names = git(git_dir, "ls-tree", "-r", "--name-only", COMMIT, PREFIX).decode().splitlines()
-        chosen = choose(names)
-        if PINNED and list(PINNED) != chosen:
+            subprocess.run(["git", "clone", "--bare", "--filter=blob:none", repo, str(git_dir)], check=True)
+        chosen = choose_in(git_dir)
+        if list(pinned) != chosen:
             sys.exit(f"the rule picked {chosen}, not the pinned list")
-        out.mkdir(parents=True, exist_ok=True)
-        for i in chosen:
-            data = git(git_dir, "show", f"{COMMIT}:{PREFIX}{i}/{i}.traj.json")
+        for name in chosen:
+            data = git(git_dir, "show", f"{commit}:{source(name)}")
             digest = hashlib.sha256(data).hexdigest()
-            if PINNED and PINNED[i] != digest:
-                sys.exit(f"{i}: sha256 {digest}, pinned {PINNED[i]}")
-            (out / f"{i}.traj.json").write_bytes(data)
-            print(f"{digest}  {i}.traj.json  {len(data)} bytes")
-    print(f"{len(chosen)} trajectories in {out} (commit {COMMIT})")
+            if pinned[name] != digest:
+                sys.exit(f"{name}: sha256 {digest}, pinned {pinned[name]}")
+            (out / dest(name)).parent.mkdir(parents=True, exist_ok=True)
+            (out / dest(name)).write_bytes(data)
+            print(f"{digest}  {dest(name)}  {len(data)} bytes")
+    print(f"{len(chosen)} files in {out} (commit {commit})")
     return 0
+
+
+def main() -> int:
+    return extract(
+        REPO, COMMIT, PINNED, DEFAULT_OUT,
+        lambda d: choose(git(d, "ls-tree", "-r", "--name-only", COMMIT, PREFIX).decode().splitlines()),
+        lambda i: f"{PREFIX}{i}/{i}.traj.json", lambda i: f"{i}.traj.json",
+    )
 
 
 if __name__ == "__main__":

@@ -19,12 +19,11 @@ or that clone; nothing in the test suite or CI runs it. The bench reads the resu
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from slice_fresh_set import extract, git  # this folder is on sys.path when run as a script
 
 REPO = "https://github.com/marot/spotter"
 COMMIT = "8cc42b0bd39d04e71e509d7d58e6782ab435329f"
@@ -49,10 +48,6 @@ PINNED: dict[str, str] = {
 }
 
 
-def git(git_dir: Path, *args: str) -> bytes:
-    return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True).stdout
-
-
 def choose(entries: list[tuple[str, int | None]]) -> list[str]:
     """``entries``: (path under PREFIX, size or None when the snapshot lacks the blob)."""
     size = dict(entries)
@@ -66,36 +61,20 @@ def choose(entries: list[tuple[str, int | None]]) -> list[str]:
     return out
 
 
+def _entries(git_dir: Path) -> list[tuple[str, int | None]]:
+    entries: list[tuple[str, int | None]] = []
+    for line in git(git_dir, "ls-tree", "-r", "-l", COMMIT, PREFIX).decode().splitlines():
+        meta, path = line.split("\t", 1)
+        blob, sz = meta.split()[2], meta.split()[3]
+        present = sz.isdigit() and subprocess.run(
+            ["git", f"--git-dir={git_dir}", "cat-file", "-e", blob], capture_output=True).returncode == 0
+        entries.append((path[len(PREFIX):], int(sz) if present else None))
+    return entries
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--git-dir")
-    ap.add_argument("--out", default=str(DEFAULT_OUT))
-    args = ap.parse_args()
-    out = Path(args.out).expanduser()
-    with tempfile.TemporaryDirectory() as tmp:
-        git_dir = Path(args.git_dir) if args.git_dir else Path(tmp) / "repo.git"
-        if not args.git_dir:
-            subprocess.run(["git", "clone", "--bare", "--filter=blob:none", REPO, str(git_dir)], check=True)
-        entries: list[tuple[str, int | None]] = []
-        for line in git(git_dir, "ls-tree", "-r", "-l", COMMIT, PREFIX).decode().splitlines():
-            meta, path = line.split("\t", 1)
-            blob, sz = meta.split()[2], meta.split()[3]
-            present = sz.isdigit() and subprocess.run(
-                ["git", f"--git-dir={git_dir}", "cat-file", "-e", blob], capture_output=True).returncode == 0
-            entries.append((path[len(PREFIX):], int(sz) if present else None))
-        chosen = choose(entries)
-        if list(PINNED) != chosen:
-            sys.exit(f"the rule picked {chosen}, not the pinned list")
-        for rel in chosen:
-            data = git(git_dir, "show", f"{COMMIT}:{PREFIX}{rel}")
-            digest = hashlib.sha256(data).hexdigest()
-            if PINNED[rel] != digest:
-                sys.exit(f"{rel}: sha256 {digest}, pinned {PINNED[rel]}")
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            (out / rel).write_bytes(data)
-            print(f"{digest}  {rel}  {len(data)} bytes")
-    print(f"{len(chosen)} files in {out} (commit {COMMIT})")
-    return 0
+    return extract(REPO, COMMIT, PINNED, DEFAULT_OUT, lambda d: choose(_entries(d)),
+                   lambda rel: f"{PREFIX}{rel}", lambda rel: rel)
 
 
 if __name__ == "__main__":
