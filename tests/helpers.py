@@ -248,3 +248,19 @@ def trust_keys(repo: Repo, where: Path, *pubs: str) -> None:
     signers.write_text("".join(f"author@example.com {p}\n" for p in pubs))
     repo.git("config", "gpg.format", "ssh")
     repo.git("config", "gpg.ssh.allowedSignersFile", str(signers))
+
+
+def count_parses(monkeypatch: Any, path: Path) -> list[bool | None]:
+    """The ``include_subagents`` of every real parse of ``path`` from now on (a held session
+    handed back by ``load_session`` is not a parse)."""
+    import contextfork.transcript as transcript_mod
+
+    real, reads = transcript_mod._load, []
+
+    def counting(p: Path, **kw: Any) -> Any:
+        if p == path:
+            reads.append(kw.get("include_subagents"))
+        return real(p, **kw)
+
+    monkeypatch.setattr(transcript_mod, "_load", counting)
+    return reads

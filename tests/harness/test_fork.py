@@ -14,7 +14,7 @@ from contextfork.hashing import sha256_file, sha256_text
 from contextfork.transcript import load_session
 from contextfork.transcript.locate import project_dir
 from tests.harness import cc_fixture
-from tests.helpers import Repo, cli, run_cli
+from tests.helpers import Repo, cli, count_parses, run_cli
 
 STUB = re.compile(r"step (\d+), [\d,]+ chars, sha256 ([0-9a-f]{64})")
 
@@ -303,17 +303,8 @@ def test_fork_parses_the_original_transcript_once(
 ) -> None:
     """Once, with its subagents, for the fork, its fold and the export's seed (issue 27: three
     parses, then two — the seed read it again for its subagents)."""
-    import contextfork.transcript as transcript_mod
-
     t = cc_fixture.write(tmp_path / "proj" / f"{cc_fixture.SESSION}.jsonl", repo.path)
-    real, reads = transcript_mod._load, []
-
-    def counting(path: Path, **kw: Any) -> Any:
-        if path == t:
-            reads.append(kw.get("include_subagents"))
-        return real(path, **kw)
-
-    monkeypatch.setattr(transcript_mod, "_load", counting)
+    reads = count_parses(monkeypatch, t)
     data = _fork(repo, t)
     assert data["stubbed"], "the fixture should fold something out"
     assert reads == [True], reads

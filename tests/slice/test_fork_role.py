@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from contextfork import layout
 from contextfork.transcript import load_session
-from tests.helpers import Repo, cli
+from tests.helpers import Repo, cli, count_parses
 from tests.slice.parent import SESSION, parent_session
 
 
@@ -42,17 +41,9 @@ def test_fork_role_parses_the_parent_transcript_once(
     repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once, with its subagents, for the fork, its fold and the export's seed (issue 27)."""
-    import contextfork.transcript as transcript_mod
     from contextfork.slice.fork import fork_role
 
     parent = parent_session(repo.path).write(tmp_path / f"{SESSION}.jsonl")
-    real, reads = transcript_mod._load, []
-
-    def counting(path: Path, **kw: Any) -> Any:
-        if path == parent:
-            reads.append(kw.get("include_subagents"))
-        return real(path, **kw)
-
-    monkeypatch.setattr(transcript_mod, "_load", counting)
+    reads = count_parses(monkeypatch, parent)
     fork_role(repo.path, parent, "tester")
     assert reads == [True], reads
