@@ -7,7 +7,10 @@ one. So export's job
 
 - stages what changed into a temporary index (a copy of the real one: its stat data is reused)
   with a temporary object directory in front of the real one (``GIT_OBJECT_DIRECTORY`` +
-  ``GIT_ALTERNATE_OBJECT_DIRECTORIES``), thrown away afterwards: blobs and trees alike;
+  ``GIT_ALTERNATE_OBJECT_DIRECTORIES``), thrown away afterwards. The names status listed are
+  hashed, never written (``update-index --info-only``: a loose blob per changed file was most
+  of a pre-commit checkpoint's git time), so only trees land there; the whole-tree walk
+  (``paths=None``, resume and the fallback) stages with ``add -A``, blobs and trees alike;
 - never reads the *held-out* files (untracked files the package does not capture) through
   ``add``: their blob ids come from ``update-index --info-only`` (hashed, never written) on a
   private index kept in the git dir, ``contextfork-held-index``, whose stat data makes git skip
@@ -39,6 +42,7 @@ from contextfork.gitstate.trees import remove_index, temp_index_path
 from contextfork.testhooks import kill_point
 
 HELD_INDEX = "contextfork-held-index"
+_STAGE_NAMES = ["update-index", "--add", "--remove", "--replace", "--info-only", "-z", "--stdin"]
 
 
 def _tmp_index(gdir: Path, src: Path | None = None) -> str:
@@ -55,9 +59,9 @@ class TreeJob:
     """The tree id of the whole working tree, computed by git in a background thread.
 
     ``paths``: the raw names whose work-tree side differs from the index plus the untracked
-    ones, as status just listed them (``Status.worktree_paths``): ``add -A`` then stages only
-    those, literally (a third of export's git CPU saved against a walk of the whole tree). None:
-    the whole tree. ``held``: untracked names hashed without being read by ``add`` or written
+    ones, as status just listed them (``Status.worktree_paths``): only those are staged,
+    literally and hashed without a blob (a name gone meanwhile leaves the tree). None: the whole
+    tree, by ``add -A``. ``held``: untracked names hashed without being read by ``add`` or written
     (see the module doc). ``scratch``: new objects go to a throw-away directory in front of
     ``objects`` (the repository's object directory; asked of git when None).
     """
@@ -79,8 +83,8 @@ class TreeJob:
         self._thread.start()
 
     def result(self) -> str:
-        """The tree id; GitError (git's first line) when git refused, e.g. a listed name that
-        vanished since status."""
+        """The tree id; GitError (git's first line) when git refused, e.g. a name that became a
+        directory without a commit (an empty nested repository) since status."""
         self._thread.join()
         if self._exc is not None:
             raise self._exc
@@ -122,12 +126,17 @@ class TreeJob:
                 objs = tempfile.mkdtemp(prefix=f"contextfork-objs-{os.getpid()}-", dir=self.gdir)
                 real = (self.objects or common_dir(self.root) / "objects").resolve()
                 env |= {"GIT_OBJECT_DIRECTORY": objs, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real)}
-            add = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
             if self.paths is None:  # the whole tree, less the held-out names
+                add = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
                 spec = [b"."] + [b":(top,literal,exclude)" + p for p in self.held]
                 self._git(add, env, b"\0".join(spec) + b"\0")
             elif self.paths:
-                self._git(add, env | {"GIT_LITERAL_PATHSPECS": "1"}, b"\0".join(self.paths) + b"\0")
+                # The listed names only, hashed without writing a blob (``--info-only``, as for
+                # the held-out ones): ``add`` wrote a loose object per changed file, most of this
+                # job's time (a third of a pre-commit checkpoint). --remove: a name gone from the
+                # work tree leaves the tree; --replace: a file where a directory was (or back).
+                names = b"".join(p.rstrip(b"/") + b"\0" for p in self.paths)
+                self._git(_STAGE_NAMES, env, names)
             if info:
                 self._git(["update-index", "-z", "--index-info"], env, info)
             out = self._git(["write-tree", "--missing-ok"], env)

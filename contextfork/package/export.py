@@ -262,8 +262,8 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
         gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(d_status.finish("status"))
         plan_u = _plan_untracked(root, st, opts)
-        # The tree: add -A of just what status found changed, while the diffs still run; the
-        # untracked files the package leaves out are hashed, never stored (gitstate.worktree).
+        # The tree: just what status found changed, hashed into a temporary index while the
+        # diffs still run; no blob is stored (gitstate.worktree).
         objects = loc.common_dir / "objects"
         tree = gitstate.start_worktree_tree(root, loc.git_dir, st.worktree_paths, plan_u.held, objects)
         # The staged patch: sections of the work-tree patch where index and work tree agree,
@@ -291,7 +291,7 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
                 staged = cut if cut is not None else gitstate.diff_patch(root, "HEAD", cached=True)
             try:
                 tree_sha = tree.result()
-            except GitError:  # a name gone since status (edited meanwhile), or an old git
+            except GitError:  # a name git refused since status (edited meanwhile), or an old git
                 tree_sha = gitstate.worktree_tree_sha(root, plan_u.held, scratch=True)
             op = gitstate.operation_in_progress(loc.git_dir)
             return _write_package(root, writer, package_id, st, um, (patch, staged), tree_sha,
