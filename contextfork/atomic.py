@@ -158,6 +158,34 @@ def write_into(directory: Path, rel: str, data: bytes, *, mode: int | None = Non
         os.chmod(target, mode)
 
 
+def link_same(directory: Path, rel: str, source: Path, data: bytes) -> bool:
+    """Put a second name for ``source``, a file of an already published (so flushed) package
+    that holds exactly ``data``, at ``directory/rel`` inside a private staging directory: one
+    directory entry instead of a new file (an unchanged untracked file in the next checkpoint).
+    False, and nothing left behind, when it cannot: not a regular file, another filesystem, or
+    bytes that differ from ``data`` (checked through the new name, so what is linked is what
+    was compared). Published files are never written in place (every writer here renames), so
+    the shared inode stays as it was for both packages."""
+    target = directory / rel
+    try:
+        st = os.lstat(source)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        return False
+    try:
+        with open(target, "rb") as fh:
+            same = fh.read(len(data) + 1) == data
+    except OSError:
+        same = False
+    if not same:
+        with contextlib.suppress(OSError):
+            os.unlink(target)
+    return same
+
+
 #: Above this much dirty page cache (system-wide, /proc/meminfo), flushing the whole filesystem
 #: could wait on other programs' writes: each file is fsynced instead.
 WHOLE_FS_DIRTY_LIMIT = 64 << 20
@@ -237,8 +265,8 @@ class BackgroundWriter:
     device (it releases the GIL), so the caller goes on with its own work meanwhile. Where
     ``publish_dir`` will flush the whole filesystem with one syncfs instead, the files are
     written in the caller's thread (no fsync left to overlap). ``wait`` re-raises the first
-    failure and returns the paths fsynced, which ``publish_dir`` then does not fsync a second
-    time. Always ``close`` it (``with``) before the staging directory goes.
+    failure and returns the paths fsynced (or ``link``ed to a published file), which
+    ``publish_dir`` then does not fsync a second time. Always ``close`` it (``with``) before the staging directory goes.
     """
 
     def __init__(self, directory: Path, workers: int = 4) -> None:
@@ -246,6 +274,7 @@ class BackgroundWriter:
         self._workers = workers
         self._pool: Any = None
         self._jobs: list[Any] = []
+        self._linked: set[str] = set()
         self._failure: OSError | None = None
         # One syncfs at publish time will flush everything: no fsync per file then.
         self.fsync_each = not whole_fs_sync_cheap()
@@ -270,10 +299,18 @@ class BackgroundWriter:
             self._pool = ThreadPoolExecutor(max_workers=self._workers)
         self._jobs.append(self._pool.submit(self._write, rel, data))
 
+    def link(self, rel: str, source: Path, data: bytes) -> bool:
+        """``link_same`` into the directory (on disk already: nothing to fsync); False: the
+        caller writes ``data`` instead."""
+        if self._failure is not None or not link_same(self.directory, rel, source, data):
+            return False
+        self._linked.add(str(self.directory / rel))
+        return True
+
     def wait(self) -> frozenset[str]:
         if self._failure is not None:
             raise self._failure
-        return frozenset(job.result() for job in self._jobs)
+        return frozenset(job.result() for job in self._jobs) | self._linked
 
     def close(self) -> None:
         if self._pool is not None:

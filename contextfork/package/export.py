@@ -28,7 +28,13 @@ from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
-from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, utc_now_iso
+from contextfork.package.store import (
+    DEFAULT_FILE_CAP,
+    PreviousSnapshots,
+    list_packages,
+    new_package_id,
+    utc_now_iso,
+)
 from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point, pause_point
 
@@ -179,11 +185,13 @@ def _plan_untracked(root: Path, st: gitstate.Status, opts: ExportOptions) -> _Un
 
 
 def _capture_untracked(
-    root: Path, plan: _UntrackedPlan, writer: atomic.BackgroundWriter, opts: ExportOptions
-) -> dict[str, Any]:
+    root: Path, plan: _UntrackedPlan, writer: atomic.BackgroundWriter, opts: ExportOptions,
+    previous: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
     files = plan.files
     captured: list[tuple[int, bytes]] = []
     total = 0
+    reuse = PreviousSnapshots(previous)
     for i, rel, mode, size in plan.to_read:
         try:
             data = (root / rel).read_bytes()
@@ -196,7 +204,9 @@ def _capture_untracked(
         if reason is not None:
             files[i] = _untracked_entry(rel, len(data), mode, None, reason)
             continue
-        writer.write(f"untracked/{rel}", data)  # created and fsynced while we go on
+        src = reuse.source(rel)
+        if src is None or not writer.link(f"untracked/{rel}", src, data):
+            writer.write(f"untracked/{rel}", data)  # created and fsynced while we go on
         total += len(data)
         captured.append((i, data))
         files[i] = _untracked_entry(rel, len(data), mode, sha256_bytes(data), None)
@@ -274,9 +284,11 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
             d_staged = pipes.drain(asking) if asking is not None else None
         elif st.oid is not None:
             d_staged = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD", cached=True)))
+        refs = list_packages(root) if plan_u.to_read else []
+        previous = refs[-1].path if refs else None
         with atomic.staging_dir(base) as staging, atomic.BackgroundWriter(staging) as writer:
             package_id = new_package_id()
-            um = _capture_untracked(root, plan_u, writer, opts)
+            um = _capture_untracked(root, plan_u, writer, opts, previous)
             kill_point("export:staged")
             pause_point("export:staged")
             if st.oid is None:
