@@ -263,9 +263,8 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
     d_staged: pipes.Drained | None = None
     tree: gitstate.TreeJob | None = None
     try:
-        # While git works on the other core: the imports and the template the package needs
-        # later (jinja2 and the secret rules cost more CPU than anything else export does).
-        handoff_mod.prepare_markdown()
+        # While git works on the other core: the imports the package needs later (the secret
+        # rules cost more CPU than anything else export does).
         _redactor()  # refuses here, before anything is staged, when it cannot load
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
