@@ -44,6 +44,7 @@ from contextfork.gitstate.objects import (
     set_ref,
     tree_of,
 )
+from contextfork.gitstate.reads import ExportReads, start_export_reads
 from contextfork.gitstate.refs import (
     NOTES_REF,
     LogEntry,
@@ -106,6 +107,7 @@ __all__ = [
     "NOTES_REF",
     "ZERO_SHA",
     "Entry",
+    "ExportReads",
     "Head",
     "Location",
     "LogEntry",
@@ -170,6 +172,7 @@ __all__ = [
     "set_ref",
     "signer",
     "start",
+    "start_export_reads",
     "start_worktree_tree",
     "status",
     "status_args",

@@ -242,24 +242,27 @@ def _tree_state(gs: dict[str, Any], um: dict[str, Any], tree_sha: str) -> dict[s
     }  # fmt: skip
 
 
-def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None) -> ExportOutcome:
-    """Write a new package for the repository at ``root`` and return what was written."""
-    loc = loc or gitstate.locate(root)
-    base = packages_dir(root)  # refuses a symlinked .contextfork before anything runs
-    exclude_state_dir(root, common=loc.common_dir)
-    # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts against
-    # HEAD and is redone against the empty tree only on an unborn HEAD.
-    # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to the
-    # end while Python works below instead of waiting on a full pipe.
-    # A copied repository (every index entry's stat data stale): status re-hashes the tracked
-    # files and writes the refreshed index; the diff starts after it instead of hashing them all
-    # a second time beside it. Asked before status starts: a fast status may have refreshed
-    # the index already by the time it is read.
-    stale = gitstate.index_is_stale(root, loc.git_dir)
-    d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
-    if stale:
-        d_status.finish("status")
-    d_diff = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD")))
+def export(
+    root: Path, opts: ExportOptions, loc: gitstate.Location | None = None,
+    reads: gitstate.ExportReads | None = None,
+) -> ExportOutcome:  # fmt: skip
+    """Write a new package for the repository at ``root`` and return what was written.
+    ``reads``: status and the diff against HEAD, started by the caller (``start_export_reads``,
+    the git hook); export finishes or stops them whatever happens."""
+    try:
+        loc = loc or gitstate.locate(root)
+        base = packages_dir(root)  # refuses a symlinked .contextfork before anything is written
+        exclude_state_dir(root, common=loc.common_dir)
+        # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts
+        # against HEAD and is redone against the empty tree only on an unborn HEAD.
+        # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to
+        # the end while Python works below instead of waiting on a full pipe.
+        reads = reads or gitstate.start_export_reads(root, loc.git_dir)
+    except BaseException:
+        if reads is not None:
+            reads.discard()
+        raise
+    d_status, d_diff = reads.status, reads.diff
     d_staged: pipes.Drained | None = None
     tree: gitstate.TreeJob | None = None
     try:
