@@ -159,31 +159,24 @@ def write_into(directory: Path, rel: str, data: bytes, *, mode: int | None = Non
 
 
 def link_same(directory: Path, rel: str, source: Path, data: bytes) -> bool:
-    """Put a second name for ``source``, a file of an already published (so flushed) package
-    that holds exactly ``data``, at ``directory/rel`` inside a private staging directory: one
-    directory entry instead of a new file (an unchanged untracked file in the next checkpoint).
-    False, and nothing left behind, when it cannot: not a regular file, another filesystem, or
-    bytes that differ from ``data`` (checked through the new name, so what is linked is what
-    was compared). Published files are never written in place (every writer here renames), so
-    the shared inode stays as it was for both packages."""
-    target = directory / rel
-    try:
+    """A second name for ``source`` (a published, so flushed, file holding exactly ``data``) at
+    ``directory/rel`` in a private staging directory: one directory entry, not a new file. False,
+    nothing left behind, when it cannot (not a regular file, another filesystem, other bytes,
+    compared through the new name). Safe to share: nothing writes a published file in place."""
+    target, linked = directory / rel, False
+    with contextlib.suppress(OSError):
         st = os.lstat(source)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
-            return False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.link(source, target, follow_symlinks=False)
-    except OSError:
-        return False
-    try:
-        with open(target, "rb") as fh:
-            same = fh.read(len(data) + 1) == data
-    except OSError:
-        same = False
-    if not same:
+        if stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(source, target, follow_symlinks=False)
+            linked = True
+            with open(target, "rb") as fh:
+                if fh.read(len(data) + 1) == data:
+                    return True
+    if linked:
         with contextlib.suppress(OSError):
             os.unlink(target)
-    return same
+    return False
 
 
 #: Above this much dirty page cache (system-wide, /proc/meminfo), flushing the whole filesystem
@@ -300,8 +293,7 @@ class BackgroundWriter:
         self._jobs.append(self._pool.submit(self._write, rel, data))
 
     def link(self, rel: str, source: Path, data: bytes) -> bool:
-        """``link_same`` into the directory (on disk already: nothing to fsync); False: the
-        caller writes ``data`` instead."""
+        """``link_same`` (on disk already: no fsync); False: the caller writes ``data``."""
         if self._failure is not None or not link_same(self.directory, rel, source, data):
             return False
         self._linked.add(str(self.directory / rel))
@@ -490,11 +482,19 @@ def replace_dir(staged: Path, final: Path) -> None:
         shutil.rmtree(trash, ignore_errors=True)
 
 
-def remove_tree(path: Path) -> None:
-    """Delete a published directory by renaming it aside first, so no half-deleted copy is visible."""
+def remove_tree(path: Path, *, later: bool = False) -> None:
+    """Delete a published directory by renaming it aside first, so no half-deleted copy is
+    visible. ``later``: a detached ``rm -rf`` deletes it (a checkpoint's prune: a commit need not
+    wait on a hundred unlinks); killed, it leaves a dead owner's ``.trash-`` to the next sweep."""
     if not path.exists():
         return
     trash = path.parent / f".trash-{os.getpid()}-{path.name}"
     os.rename(path, trash)
     fsync_dir(path.parent)
+    with contextlib.suppress(OSError):  # sh starts rm in the background and exits: none to reap
+        if later:
+            quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+            cmd = ["sh", "-c", 'rm -rf -- "$1" &', "sh", str(trash)]
+            os.waitpid(os.posix_spawnp("sh", cmd, os.environ, file_actions=quiet, setsid=True), 0)
+            return
     shutil.rmtree(trash, ignore_errors=True)

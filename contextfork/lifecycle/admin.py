@@ -141,8 +141,9 @@ def show(root: Path | None, spec: str | None) -> Result:
     return Result("packages show", data=data, text=text)
 
 
-def remove(root: Path, ref: store.PackageRef) -> None:
-    atomic.remove_tree(ref.path)
+def remove(root: Path, ref: store.PackageRef, *, later: bool = False) -> None:
+    """``later``: the files go after the caller has returned (``atomic.remove_tree``)."""
+    atomic.remove_tree(ref.path, later=later)
     state.forget(ref.path)
     provenance.forget_package(root, ref.package_id)
 
@@ -179,7 +180,8 @@ def clean(root: Path, *, keep: int, yes: bool, force: bool) -> Result:
 
 
 def prune_checkpoints(root: Path, keep: int) -> list[str]:
-    """Retention for automatic checkpoints: only trigger ``pre-commit`` packages are pruned."""
+    """Retention for automatic checkpoints: only trigger ``pre-commit`` packages are pruned.
+    They leave every listing at once; their files are deleted after the commit goes on."""
     if keep <= 0:
         return []
     checkpoints = [
@@ -188,7 +190,7 @@ def prune_checkpoints(root: Path, keep: int) -> list[str]:
     ]  # fmt: skip
     doomed = checkpoints[: max(0, len(checkpoints) - keep)]
     for ref in doomed:
-        remove(root, ref)
+        remove(root, ref, later=True)
     return [r.package_id for r in doomed]
 
 
