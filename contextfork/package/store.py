@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,9 +14,10 @@ DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file (export; here so the CLI 
 
 
 def new_package_id(now: datetime | None = None) -> str:
-    """Sortable by creation time; the random tail keeps two exports in one second apart."""
+    """Sortable by creation time; the random tail keeps two exports in one second apart (the
+    bytes of ``secrets.token_hex``, without importing it on the pre-commit hook's path)."""
     now = now or datetime.now(UTC)
-    return f"{now:%Y%m%dT%H%M%S}{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
+    return f"{now:%Y%m%dT%H%M%S}{now.microsecond // 1000:03d}Z-{os.urandom(3).hex()}"
 
 
 def utc_now_iso() -> str:
