@@ -158,27 +158,8 @@ def write_into(directory: Path, rel: str, data: bytes, *, mode: int | None = Non
         os.chmod(target, mode)
 
 
-def link_same(directory: Path, rel: str, source: Path, data: bytes) -> bool:
-    """A second name for ``source`` (a published, so flushed, file holding exactly ``data``) at
-    ``directory/rel`` in a private staging directory: one directory entry, not a new file. False,
-    nothing left behind, when it cannot (not a regular file, another filesystem, other bytes,
-    compared through the new name). Safe to share: nothing writes a published file in place."""
-    target, linked = directory / rel, False
-    with contextlib.suppress(OSError):
-        st = os.lstat(source)
-        if stat.S_ISREG(st.st_mode) and st.st_size == len(data):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.link(source, target, follow_symlinks=False)
-            linked = True
-            with open(target, "rb") as fh:
-                if fh.read(len(data) + 1) == data:
-                    return True
-    if linked:
-        with contextlib.suppress(OSError):
-            os.unlink(target)
-    return False
-
-
+#: Up to this many files written (not linked) into a staged tree, ``publish_dir`` fsyncs them.
+FEW_TO_FSYNC = 16
 #: Above this much dirty page cache (system-wide, /proc/meminfo), flushing the whole filesystem
 #: could wait on other programs' writes: each file is fsynced instead.
 WHOLE_FS_DIRTY_LIMIT = 64 << 20
@@ -269,8 +250,10 @@ class BackgroundWriter:
         self._jobs: list[Any] = []
         self._linked: set[str] = set()
         self._failure: OSError | None = None
-        # One syncfs at publish time will flush everything: no fsync per file then.
+        # One syncfs at publish time will flush everything: no fsync per file then (unless
+        # only a few were written, the rest ``link``ed: see ``publish_dir``).
         self.fsync_each = not whole_fs_sync_cheap()
+        self.unsynced = 0
 
     def _write(self, rel: str, data: bytes) -> str:
         write_into(self.directory, rel, data)
@@ -283,6 +266,7 @@ class BackgroundWriter:
             if self._failure is None:
                 try:
                     write_into(self.directory, rel, data)
+                    self.unsynced += 1
                 except OSError as exc:
                     self._failure = exc  # raised by wait(), like a worker's failure
             return
@@ -293,11 +277,25 @@ class BackgroundWriter:
         self._jobs.append(self._pool.submit(self._write, rel, data))
 
     def link(self, rel: str, source: Path, data: bytes) -> bool:
-        """``link_same`` (on disk already: no fsync); False: the caller writes ``data``."""
-        if self._failure is not None or not link_same(self.directory, rel, source, data):
-            return False
-        self._linked.add(str(self.directory / rel))
-        return True
+        """A second name for ``source`` (a published, so flushed, file holding exactly ``data``)
+        at ``rel``: one directory entry, not a new file, and no fsync. False, nothing left, when
+        it cannot (not a regular file, another filesystem, other bytes: compared through the new
+        name); the caller writes ``data`` then. Safe: nothing writes a published file in place."""
+        target, linked = self.directory / rel, False
+        with contextlib.suppress(OSError):
+            st = os.lstat(source)
+            if self._failure is None and stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(source, target, follow_symlinks=False)
+                linked = True
+                with open(target, "rb") as fh:
+                    if fh.read(len(data) + 1) == data:
+                        self._linked.add(str(target))
+                        return True
+        if linked:
+            with contextlib.suppress(OSError):
+                os.unlink(target)
+        return False
 
     def wait(self) -> frozenset[str]:
         if self._failure is not None:
@@ -434,12 +432,14 @@ def publish_dir(staged: Path, final: Path, *, writer: BackgroundWriter | None = 
 
     Refuses to replace an existing directory: published packages are immutable. ``writer``:
     the one that wrote (part of) it; its files already fsynced are not fsynced again, and its
-    choice between an fsync per file and one whole-filesystem flush stands (decided once).
+    choice between an fsync per file and one whole-filesystem flush stands (decided once), but
+    for a few files only (the rest linked): syncfs would wait on every other program's writes.
     """
     if writer is None:
         _fsync_tree(staged)
     else:
-        _fsync_tree(staged, writer.wait(), whole_fs=not writer.fsync_each)
+        few = writer.unsynced <= FEW_TO_FSYNC
+        _fsync_tree(staged, writer.wait(), whole_fs=not writer.fsync_each and not few)
     if final.exists():
         raise FileExistsError(str(final))
     os.rename(staged, final)

@@ -45,9 +45,10 @@ def list_packages(root: Path) -> list[PackageRef]:
 
 class PreviousSnapshots:
     """The untracked snapshots of the previous package, for the files that have not changed
-    since: export links them (``atomic.link_same``, bytes compared) instead of writing them
-    again (a hundred unchanged files were two thirds of a pre-commit checkpoint's writes). Only
-    a file reached without a symlink on the way: a link never names a file outside a package."""
+    since: export links them (``atomic.BackgroundWriter.link``, bytes compared) instead of
+    writing them again (a hundred unchanged files were two thirds of a pre-commit checkpoint's
+    writes). Only a file reached without a symlink on the way: a link never names a file
+    outside a package."""
 
     def __init__(self, previous: Path | None) -> None:
         self.top = os.path.realpath(previous / "untracked") if previous is not None else None

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
+import pytest
+
+from contextfork import atomic
 from contextfork.package.export import ExportOptions, export
 from contextfork.package.validate import validate_package
 from tests.helpers import Repo
@@ -53,3 +57,29 @@ def test_a_symlink_in_the_previous_package_never_links_a_file_outside_it(repo: R
     assert _snap(second.path, "dir/a.txt").st_ino != work.st_ino
     assert work.st_nlink == 1
     assert (second.path / "untracked" / "dir" / "a.txt").read_text() == "work tree bytes\n"
+
+
+def test_a_package_of_mostly_linked_files_is_fsynced_file_by_file_not_by_syncfs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # syncfs waits on every other program's dirty data (up to a second on a busy machine): for
+    # the few files a checkpoint writes beside its links, an fsync each is what is waited on.
+    monkeypatch.setattr(atomic, "whole_fs_sync_cheap", lambda: True)
+    flushed: list[Path] = []
+    monkeypatch.setattr(atomic, "sync_filesystem", flushed.append)
+    fsynced: list[str] = []
+    real = atomic._fsync_path
+    monkeypatch.setattr(atomic, "_fsync_path", lambda p: (fsynced.append(p), real(p))[1])
+    old = tmp_path / "packages" / "old"
+    for i in range(40):
+        (old / "untracked").mkdir(parents=True, exist_ok=True)
+        (old / "untracked" / f"f{i}").write_bytes(b"same %d" % i)
+    with atomic.staging_dir(tmp_path / "packages") as staging, atomic.BackgroundWriter(staging) as writer:
+        for i in range(40):
+            assert writer.link(f"untracked/f{i}", old / "untracked" / f"f{i}", b"same %d" % i)
+        writer.write("untracked/new.txt", b"new")
+        atomic.write_into(staging, "manifest.json", b"{}")
+        atomic.publish_dir(staging, tmp_path / "packages" / "pkg", writer=writer)
+    assert flushed == []
+    assert sorted(os.path.basename(p) for p in fsynced) == ["manifest.json", "new.txt"]
+    assert (tmp_path / "packages" / "pkg" / "untracked" / "new.txt").read_bytes() == b"new"
