@@ -69,7 +69,12 @@ def test_a_package_of_mostly_linked_files_is_fsynced_file_by_file_not_by_syncfs(
     monkeypatch.setattr(atomic, "sync_filesystem", flushed.append)
     fsynced: list[str] = []
     real = atomic._fsync_path
-    monkeypatch.setattr(atomic, "_fsync_path", lambda p: (fsynced.append(p), real(p))[1])
+
+    def record(path: str) -> None:
+        fsynced.append(path)
+        real(path)
+
+    monkeypatch.setattr(atomic, "_fsync_path", record)
     old = tmp_path / "packages" / "old"
     for i in range(40):
         (old / "untracked").mkdir(parents=True, exist_ok=True)
