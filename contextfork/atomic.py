@@ -158,8 +158,7 @@ def write_into(directory: Path, rel: str, data: bytes, *, mode: int | None = Non
         os.chmod(target, mode)
 
 
-#: Up to this many files written (not linked) into a staged tree, ``publish_dir`` fsyncs them.
-FEW_TO_FSYNC = 16
+FEW_TO_FSYNC = 16  # up to this many written (not linked) files, publish_dir fsyncs each
 #: Above this much dirty page cache (system-wide, /proc/meminfo), flushing the whole filesystem
 #: could wait on other programs' writes: each file is fsynced instead.
 WHOLE_FS_DIRTY_LIMIT = 64 << 20
@@ -239,8 +238,8 @@ class BackgroundWriter:
     device (it releases the GIL), so the caller goes on with its own work meanwhile. Where
     ``publish_dir`` will flush the whole filesystem with one syncfs instead, the files are
     written in the caller's thread (no fsync left to overlap). ``wait`` re-raises the first
-    failure and returns the paths fsynced (or ``link``ed to a published file), which
-    ``publish_dir`` then does not fsync a second time. Always ``close`` it (``with``) before the staging directory goes.
+    failure and returns the paths fsynced or ``link``ed, which ``publish_dir`` then does not
+    fsync (again). Always ``close`` it (``with``) before the staging directory goes.
     """
 
     def __init__(self, directory: Path, workers: int = 4) -> None:
@@ -249,9 +248,9 @@ class BackgroundWriter:
         self._pool: Any = None
         self._jobs: list[Any] = []
         self._linked: set[str] = set()
+        self._made: set[Path] = set()
         self._failure: OSError | None = None
-        # One syncfs at publish time will flush everything: no fsync per file then (unless
-        # only a few were written, the rest ``link``ed: see ``publish_dir``).
+        # One syncfs at publish time will flush everything (unless few: ``publish_dir``).
         self.fsync_each = not whole_fs_sync_cheap()
         self.unsynced = 0
 
@@ -278,14 +277,16 @@ class BackgroundWriter:
 
     def link(self, rel: str, source: Path, data: bytes) -> bool:
         """A second name for ``source`` (a published, so flushed, file holding exactly ``data``)
-        at ``rel``: one directory entry, not a new file, and no fsync. False, nothing left, when
-        it cannot (not a regular file, another filesystem, other bytes: compared through the new
-        name); the caller writes ``data`` then. Safe: nothing writes a published file in place."""
+        at ``rel``: a directory entry, no new file, no fsync (nothing writes a published file in
+        place). False, nothing left, when it cannot (not a regular file, another filesystem,
+        other bytes: compared through the new name)."""
         target, linked = self.directory / rel, False
         with contextlib.suppress(OSError):
             st = os.lstat(source)
             if self._failure is None and stat.S_ISREG(st.st_mode) and st.st_size == len(data):
-                target.parent.mkdir(parents=True, exist_ok=True)
+                if target.parent not in self._made:  # one mkdir per directory, not per file
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    self._made.add(target.parent)
                 os.link(source, target, follow_symlinks=False)
                 linked = True
                 with open(target, "rb") as fh:
@@ -483,9 +484,8 @@ def replace_dir(staged: Path, final: Path) -> None:
 
 
 def remove_tree(path: Path, *, later: bool = False) -> None:
-    """Delete a published directory by renaming it aside first, so no half-deleted copy is
-    visible. ``later``: a detached ``rm -rf`` deletes it (a checkpoint's prune: a commit need not
-    wait on a hundred unlinks); killed, it leaves a dead owner's ``.trash-`` to the next sweep."""
+    """Delete a published directory, renamed aside first so no half-deleted copy is visible.
+    ``later``: a detached ``rm -rf`` deletes it (killed: a dead owner's ``.trash-``, swept)."""
     if not path.exists():
         return
     trash = path.parent / f".trash-{os.getpid()}-{path.name}"

@@ -181,7 +181,9 @@ def clean(root: Path, *, keep: int, yes: bool, force: bool) -> Result:
 
 def prune_checkpoints(root: Path, keep: int) -> list[str]:
     """Retention for automatic checkpoints: only trigger ``pre-commit`` packages are pruned.
-    They leave every listing at once; their files are deleted after the commit goes on."""
+    They leave every listing at once (renamed aside); their files are deleted by a detached
+    process while the commit goes on (a hundred unlinks it used to wait on), and should that be
+    killed, the next export's sweep removes the ``.trash-`` leftover, its owner being dead."""
     if keep <= 0:
         return []
     checkpoints = [
