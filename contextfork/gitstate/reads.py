@@ -11,12 +11,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from contextfork.gitstate.core import start
+from contextfork.gitstate.early import index_is_stale
 from contextfork.gitstate.pipes import Drained, drain
-from contextfork.gitstate.status import status_args
+from contextfork.gitstate.porcelain import status_args
 from contextfork.gitstate.trees import diff_args
-from contextfork.gitstate.worktree import index_is_stale
+
+
+class Reading(Protocol):
+    """A started git question: ``pipes.Drained``, or ``early.Spawned`` from the hook's start."""
+
+    def finish(self, what: str) -> bytes: ...
+
+    def discard(self) -> None: ...
+
+
+class Reads(Protocol):
+    """Status and the diff against HEAD, started: ``ExportReads`` or ``early.EarlyReads``."""
+
+    @property
+    def status(self) -> Reading: ...
+
+    @property
+    def diff(self) -> Reading: ...
+
+    def discard(self) -> None: ...
 
 
 @dataclass

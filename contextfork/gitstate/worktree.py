@@ -29,7 +29,6 @@ import contextlib
 import os
 import shutil
 import stat as stat_mod
-import struct
 import subprocess
 import tempfile
 import threading
@@ -37,7 +36,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from contextfork.errors import GitError
-from contextfork.gitstate.core import _PINNED, _decode_err, common_dir, git_dir, git_env, run
+from contextfork.gitstate.argv import PINNED as _PINNED
+from contextfork.gitstate.core import _decode_err, common_dir, git_dir, git_env, run
 from contextfork.gitstate.trees import remove_index, temp_index_path
 from contextfork.testhooks import kill_point
 
@@ -215,65 +215,3 @@ def _big_untracked(root: Path, over: int) -> list[bytes]:
             if st is not None and stat_mod.S_ISREG(st.st_mode) and st.st_size > over:
                 big.append(name)
     return big
-
-
-_M32 = 0xFFFFFFFF
-
-
-def index_is_stale(root: Path, gdir: Path, sample: int = 8) -> bool:
-    """Does the index's stat data belong to other files (a repository copied with ``cp -r``)?
-
-    Then every tracked file is stat-dirty, and ``git status`` and ``git diff`` started side by
-    side would each re-read and hash the whole tree. The first ``sample`` regular-file entries
-    are compared with ``lstat`` (inode, ctime, mtime, size): most differing means stale. A
-    format this does not read (e.g. SHA-256 object ids) gives no evidence: False.
-    """
-    try:
-        with open(gdir / "index", "rb") as fh:
-            data = fh.read(1 << 16)
-    except OSError:
-        return False
-    if len(data) < 12 or data[:4] != b"DIRC":
-        return False
-    version, count = struct.unpack_from(">II", data, 4)
-    if version not in (2, 3, 4):
-        return False
-    base = os.fsencode(root)
-    pos, prev, seen, dirty = 12, b"", 0, 0
-    for _ in range(min(count, 64)):
-        if pos + 62 > len(data):
-            break
-        ctime, _cns, mtime, _mns, _dev, ino, mode, _uid, _gid, size = struct.unpack_from(">10I", data, pos)
-        (flags,) = struct.unpack_from(">H", data, pos + 60)
-        at = pos + 62 + (2 if version >= 3 and flags & 0x4000 else 0)
-        if version == 4:  # the name is the previous one less ``strip`` bytes, plus a suffix
-            if at >= len(data):
-                break
-            byte, at = data[at], at + 1
-            strip = byte & 0x7F
-            while byte & 0x80 and at < len(data):  # git's offset varint (varint.c)
-                byte, at = data[at], at + 1
-                strip = ((strip + 1) << 7) | (byte & 0x7F)
-            end = data.find(b"\0", at)
-            if end < 0:
-                break
-            name = prev[: max(0, len(prev) - strip)] + data[at:end]
-            nxt = end + 1
-        else:
-            end = data.find(b"\0", at)
-            if end < 0:
-                break
-            name = data[at:end]
-            nxt = pos + ((at - pos + len(name) + 8) & ~7)
-        pos, prev = nxt, name
-        if mode & 0o170000 != 0o100000:
-            continue
-        with contextlib.suppress(OSError):
-            st = os.lstat(os.path.join(base, name))
-            seen += 1
-            dirty += (ino, ctime, mtime, size) != (
-                st.st_ino & _M32, int(st.st_ctime) & _M32, int(st.st_mtime) & _M32, st.st_size & _M32,
-            )  # fmt: skip
-        if seen >= sample:
-            break
-    return seen > 0 and dirty * 2 > seen

@@ -227,12 +227,25 @@ def _hook_location() -> gitstate.Location:
     return loc
 
 
-def pre_commit(root: Path, loc: gitstate.Location | None = None) -> str:
-    """Write a checkpoint package of the state being committed; returns its id."""
-    loc = loc or gitstate.locate(root)
+def pre_commit(
+    root: Path, loc: gitstate.Location | None = None, early: gitstate.Reads | None = None
+) -> str:
+    """Write a checkpoint package of the state being committed; returns its id. ``early``:
+    status and the diff, started by the hook entry before its imports (``gitstate.early``) in
+    the directory it ran from; used when that is this work tree, else stopped."""
+    try:
+        loc = loc or gitstate.locate(root)
+        here = getattr(early, "top", None), getattr(early, "git_dir", None)
+        if early is not None and here != (os.path.realpath(loc.root), os.path.realpath(loc.git_dir)):
+            early.discard()
+            early = None
+    except BaseException:
+        if early is not None:
+            early.discard()
+        raise
     # git's first questions run while this process imports the export (most of a cold
-    # checkpoint's own time): gitstate.reads.
-    reads = gitstate.start_export_reads(loc.root, loc.git_dir)
+    # checkpoint's own time): gitstate.early, else gitstate.reads.
+    reads = early or gitstate.start_export_reads(loc.root, loc.git_dir)
     try:
         from contextfork import atomic  # lazy: hot path
         from contextfork.hashing import sha256_file  # lazy: hot path
@@ -317,7 +330,7 @@ def post_commit(root: Path) -> str | None:
     return parse_note(text)[NOTE_KEY]
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], early: gitstate.Reads | None = None) -> int:
     hook = argv[0] if argv else ""
     strict = "--strict" in argv
     if hook not in HOOKS:
@@ -325,8 +338,13 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     try:
-        loc = _hook_location()
-        done = pre_commit(loc.root, loc) if hook == "pre-commit" else post_commit(loc.root)
+        try:
+            loc = _hook_location()
+        except BaseException:
+            if early is not None:
+                early.discard()
+            raise
+        done = pre_commit(loc.root, loc, early) if hook == "pre-commit" else post_commit(loc.root)
     except Exception as exc:  # noqa: BLE001 - fail-open is the contract of this hook
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         print(f"contextfork {hook}: {message}".splitlines()[0], file=sys.stderr)

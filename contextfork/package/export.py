@@ -244,11 +244,12 @@ def _tree_state(gs: dict[str, Any], um: dict[str, Any], tree_sha: str) -> dict[s
 
 def export(
     root: Path, opts: ExportOptions, loc: gitstate.Location | None = None,
-    reads: gitstate.ExportReads | None = None,
+    reads: gitstate.Reads | None = None,
 ) -> ExportOutcome:  # fmt: skip
     """Write a new package for the repository at ``root`` and return what was written.
-    ``reads``: status and the diff against HEAD, started by the caller (``start_export_reads``,
-    the git hook); export finishes or stops them whatever happens."""
+    ``reads``: status and the diff against HEAD, started by the caller (the git hook:
+    ``gitstate.early`` or ``start_export_reads``); export finishes or stops them whatever
+    happens."""
     try:
         loc = loc or gitstate.locate(root)
         base = packages_dir(root)  # refuses a symlinked .contextfork before anything is written

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import contextfork
 from contextfork.lifecycle import githooks
 from contextfork.package import store
@@ -81,3 +83,47 @@ def test_an_edit_between_two_commits_gets_its_own_checkpoint_with_the_new_bytes(
     assert meta["trigger"] == "pre-commit" and meta["head"] == repo.git("rev-parse", "HEAD~1")
     note = repo.git("notes", "--ref=contextfork", "show", "HEAD")
     assert f"contextfork-checkpoint: {second.package_id}" in note
+
+
+def test_the_hook_starts_status_and_the_diff_before_anything_else(repo: Repo, tmp_path: Path) -> None:
+    # gitstate.early: git works while the hook imports the export (~45 ms of a cold start).
+    _state(repo)
+    proc, trace = _hook(repo, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    calls = [ln.split("built-in: git ", 1)[1] for ln in trace.read_text().splitlines() if "built-in: git " in ln]
+    assert calls[0].startswith("status ") and calls[1].startswith("diff HEAD "), calls
+
+
+def test_the_early_start_loads_no_more_than_os_struct_and_threading() -> None:
+    code = ("import sys; import contextfork.gitstate.early;"
+            "print(' '.join(m for m in ('subprocess', 'dataclasses', 'pathlib', 'json',"
+            " 'contextfork.gitstate.core', 'contextfork.errors') if m in sys.modules))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], env={**clean_env(), "PYTHONPATH": SOURCE},
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.strip() == ""
+
+
+def test_a_package_from_the_early_reads_is_the_package_of_the_usual_ones(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextfork.gitstate import early
+    from contextfork.package.export import ExportOptions, export
+
+    _state(repo)
+    monkeypatch.chdir(repo.path)
+    started = early.start_reads()
+    assert started is not None
+    with_early = export(repo.path, ExportOptions(), reads=started)
+    usual = export(repo.path, ExportOptions())
+    for name in ("git_diff.patch", "git_index.patch", "git_status.json", "untracked_manifest.json"):
+        assert (with_early.path / name).read_bytes() == (usual.path / name).read_bytes(), name
+
+
+def test_a_linked_worktree_or_a_subdirectory_still_gets_its_checkpoint(repo: Repo, tmp_path: Path) -> None:
+    # .git is a file there: the early start declines and the export starts git itself.
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", str(linked))
+    (linked / "new.txt").write_text("x\n")
+    proc, _trace = _hook(Repo(linked), tmp_path)
+    assert proc.returncode == 0 and "checkpoint" in proc.stderr, proc.stderr
+    assert len(store.list_packages(linked)) == 1
