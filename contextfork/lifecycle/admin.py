@@ -184,10 +184,11 @@ def prune_checkpoints(root: Path, keep: int) -> list[str]:
     They leave every listing at once (renamed aside); their files are deleted by a detached
     process while the commit goes on (a hundred unlinks it used to wait on), and should that be
     killed, the next export's sweep removes the ``.trash-`` leftover, its owner being dead."""
-    if keep <= 0:
+    refs = store.list_packages(root)
+    if keep <= 0 or len(refs) <= keep:  # as many packages as may be kept: no metadata to read
         return []
     checkpoints = [
-        r for r in store.list_packages(root)
+        r for r in refs
         if (_read_json(r.path / "session_metadata.json") or {}).get("trigger") == "pre-commit"
     ]  # fmt: skip
     doomed = checkpoints[: max(0, len(checkpoints) - keep)]
