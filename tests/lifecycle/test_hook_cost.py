@@ -59,6 +59,13 @@ def test_the_hook_process_imports_no_template_engine_model_library_or_cli(
     loaded = {ln.split("|")[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
     assert "contextfork.package.export" in loaded  # the import report is the hook's own
     assert not {"jinja2", "pydantic", "typer", "click", "rich"} & loaded
+    # Nothing new to write (the untracked files are linked from the first checkpoint): no
+    # thread pool (concurrent.futures, ~9 ms) and no syncfs decision (ctypes) either.
+    again, _trace = _hook(repo, tmp_path, PYTHONPROFILEIMPORTTIME="1")
+    assert again.returncode == 0, again.stderr
+    loaded = {ln.split("|")[-1].strip() for ln in again.stderr.splitlines() if ln.startswith("import time:")}
+    assert "contextfork.package.export" in loaded
+    assert not {"concurrent.futures", "ctypes", "logging"} & loaded
 
 
 def test_an_edit_between_two_commits_gets_its_own_checkpoint_with_the_new_bytes(repo: Repo) -> None:
@@ -91,7 +98,8 @@ def test_the_hook_starts_status_and_the_diff_before_anything_else(repo: Repo, tm
     proc, trace = _hook(repo, tmp_path)
     assert proc.returncode == 0, proc.stderr
     calls = [ln.split("built-in: git ", 1)[1] for ln in trace.read_text().splitlines() if "built-in: git " in ln]
-    assert calls[0].startswith("status ") and calls[1].startswith("diff HEAD "), calls
+    first = sorted(c.split(" ", 2)[0] + " " + c.split(" ", 2)[1] for c in calls[:2])
+    assert first == ["diff HEAD", "status --porcelain=v2"], calls  # the two start together
 
 
 def test_the_early_start_loads_no_more_than_os_struct_and_threading() -> None:
