@@ -25,4 +25,12 @@ if __name__ == "__main__":
         from contextfork.lifecycle.githooks import main
 
         code = main(sys.argv[1:], early)
+        # Nothing is left to clean up (files closed and on disk, git processes reaped, the
+        # prune's remover detached): skip the interpreter's teardown of ~150 modules, ~9 ms of
+        # every commit.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        import os
+
+        os._exit(code)
     sys.exit(code)
