@@ -492,7 +492,7 @@ def remove_tree(path: Path, *, later: bool = False) -> None:
     os.rename(path, trash)
     fsync_dir(path.parent)
     with contextlib.suppress(OSError):  # sh starts rm in the background and exits: none to reap
-        if later:
+        if later and hasattr(os, "posix_spawnp"):
             quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
             cmd = ["sh", "-c", 'rm -rf -- "$1" &', "sh", str(trash)]
             os.waitpid(os.posix_spawnp("sh", cmd, os.environ, file_actions=quiet, setsid=True), 0)

@@ -22,7 +22,8 @@ import threading
 
 from contextfork.gitstate.argv import DIFF_OPTIONS, PINNED, STATUS, git_env
 
-_DEVNULL_IN = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
+_SPAWN = hasattr(os, "posix_spawnp")  # not on Windows: the export starts git there
+_DEVNULL_IN = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)] if _SPAWN else []
 
 
 class Spawned:
@@ -102,7 +103,7 @@ def start_reads() -> EarlyReads | None:
     hook); None where the export must start them itself (see the module doc)."""
     top = os.path.realpath(os.getcwd())
     gdir = os.path.join(top, ".git")
-    if not os.path.isdir(gdir) or index_is_stale(top, gdir):
+    if not _SPAWN or not os.path.isdir(gdir) or index_is_stale(top, gdir):
         return None
     try:
         return EarlyReads(top, gdir)
