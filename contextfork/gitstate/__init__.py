@@ -1,104 +1,213 @@
 """The only package that runs git (see ``core`` for why the binary is called directly).
 
 Callers use ``from contextfork import gitstate`` and ``gitstate.<name>``; the submodules split
-the work by idea: ``core`` (running git, repo and HEAD discovery), ``status`` (porcelain v2),
+the work by idea: ``core`` (running git, repo and HEAD discovery), ``porcelain`` (``git status`` porcelain v2),
 ``trees`` (diffs, patches, temp-index trees), ``refs`` (history, refs, notes, sharing),
 ``objects`` (blobs, trees and commits built by hand, streamed blob reads, per-ref push verdicts).
+
+A name is imported from its submodule when first used (``__getattr__``): the pre-commit hook
+imports ``gitstate.early`` (standard library ``os`` only) and starts git before anything else
+is loaded; ``import contextfork.gitstate`` alone loads no submodule. The explicit imports below
+are what type checkers read.
 """
 
 from __future__ import annotations
 
-from contextfork.gitstate.core import (
-    EMPTY_TREE,
-    Head,
-    Location,
-    commit_exists,
-    common_dir,
-    config_get,
-    ensure_excluded,
-    finish,
-    git_dir,
-    git_env,
-    head,
-    hooks_path,
-    locate,
-    operand,
-    operation_in_progress,
-    out,
-    repo_root,
-    resolve_commit,
-    run,
-    start,
-)
-from contextfork.gitstate.objects import (
-    ZERO_SHA,
-    PushVerdict,
-    delete_ref,
-    is_ancestor,
-    iter_blobs,
-    ls_remote,
-    make_tree,
-    object_sizes,
-    push_verdicts,
-    read_blobs,
-    set_ref,
-    tree_of,
-)
-from contextfork.gitstate.refs import (
-    NOTES_REF,
-    LogEntry,
-    TreeEntry,
-    add_note,
-    blob_ids,
-    commit_files,
-    commit_parents,
-    commit_tree,
-    count_commits,
-    fetch_refs,
-    is_signed,
-    left_right_count,
-    log_with_notes,
-    ls_tree_all,
-    merge_base,
-    push_refs,
-    refs_under,
-    signer,
-    unpushed_count,
-    update_ref,
-    verify_commit,
-)
-from contextfork.gitstate.status import (
-    Entry,
-    Status,
-    parse_status,
-    status,
-    status_args,
-)
-from contextfork.gitstate.trees import (
-    apply_check,
-    apply_to_worktree,
-    build_tree,
-    diff_args,
-    diff_patch,
-    diff_trees,
-    index_tree,
-    is_dirty,
-    ls_tree_modes,
-    patch_paths,
-    refresh_index,
-    remove_index,
-    reset_index,
-    submodule_paths,
-    sweep_stale_temps,
-)
-from contextfork.gitstate.worktree import (
-    HELD_INDEX,
-    TreeJob,
-    finish_worktree_tree,
-    index_is_stale,
-    start_worktree_tree,
-    worktree_tree_sha,
-)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+
+if TYPE_CHECKING:
+    from contextfork.gitstate.core import (
+        EMPTY_TREE,
+        Head,
+        Location,
+        commit_exists,
+        common_dir,
+        config_get,
+        ensure_excluded,
+        finish,
+        git_dir,
+        git_env,
+        head,
+        hooks_path,
+        locate,
+        operand,
+        operation_in_progress,
+        out,
+        repo_root,
+        resolve_commit,
+        run,
+        start,
+    )
+    from contextfork.gitstate.early import index_is_stale
+    from contextfork.gitstate.objects import (
+        ZERO_SHA,
+        PushVerdict,
+        delete_ref,
+        is_ancestor,
+        iter_blobs,
+        ls_remote,
+        make_tree,
+        object_sizes,
+        push_verdicts,
+        read_blobs,
+        set_ref,
+        tree_of,
+    )
+    from contextfork.gitstate.porcelain import (
+        Entry,
+        Status,
+        parse_status,
+        status,
+        status_args,
+    )
+    from contextfork.gitstate.reads import ExportReads, Reads, start_export_reads
+    from contextfork.gitstate.refs import (
+        NOTES_REF,
+        LogEntry,
+        TreeEntry,
+        add_note,
+        blob_ids,
+        commit_files,
+        commit_parents,
+        commit_tree,
+        count_commits,
+        fetch_refs,
+        is_signed,
+        left_right_count,
+        log_with_notes,
+        ls_tree_all,
+        merge_base,
+        push_refs,
+        refs_under,
+        signer,
+        unpushed_count,
+        update_ref,
+        verify_commit,
+    )
+    from contextfork.gitstate.trees import (
+        apply_check,
+        apply_to_worktree,
+        build_tree,
+        diff_args,
+        diff_patch,
+        diff_trees,
+        index_tree,
+        is_dirty,
+        ls_tree_modes,
+        patch_paths,
+        refresh_index,
+        remove_index,
+        reset_index,
+        submodule_paths,
+        sweep_stale_temps,
+    )
+    from contextfork.gitstate.worktree import (
+        HELD_INDEX,
+        TreeJob,
+        finish_worktree_tree,
+        start_worktree_tree,
+        worktree_tree_sha,
+    )
+
+#: The submodule that defines each public name.
+_WHERE = {
+    "EMPTY_TREE": "core",
+    "Entry": "porcelain",
+    "ExportReads": "reads",
+    "Reads": "reads",
+    "HELD_INDEX": "worktree",
+    "Head": "core",
+    "Location": "core",
+    "LogEntry": "refs",
+    "NOTES_REF": "refs",
+    "PushVerdict": "objects",
+    "Status": "porcelain",
+    "TreeEntry": "refs",
+    "TreeJob": "worktree",
+    "ZERO_SHA": "objects",
+    "add_note": "refs",
+    "apply_check": "trees",
+    "apply_to_worktree": "trees",
+    "blob_ids": "refs",
+    "build_tree": "trees",
+    "commit_exists": "core",
+    "commit_files": "refs",
+    "commit_parents": "refs",
+    "commit_tree": "refs",
+    "common_dir": "core",
+    "config_get": "core",
+    "count_commits": "refs",
+    "delete_ref": "objects",
+    "diff_args": "trees",
+    "diff_patch": "trees",
+    "diff_trees": "trees",
+    "ensure_excluded": "core",
+    "fetch_refs": "refs",
+    "finish": "core",
+    "finish_worktree_tree": "worktree",
+    "git_dir": "core",
+    "git_env": "core",
+    "head": "core",
+    "hooks_path": "core",
+    "index_is_stale": "early",
+    "index_tree": "trees",
+    "is_ancestor": "objects",
+    "is_dirty": "trees",
+    "is_signed": "refs",
+    "iter_blobs": "objects",
+    "left_right_count": "refs",
+    "locate": "core",
+    "log_with_notes": "refs",
+    "ls_remote": "objects",
+    "ls_tree_all": "refs",
+    "ls_tree_modes": "trees",
+    "make_tree": "objects",
+    "merge_base": "refs",
+    "object_sizes": "objects",
+    "operand": "core",
+    "operation_in_progress": "core",
+    "out": "core",
+    "parse_status": "porcelain",
+    "patch_paths": "trees",
+    "push_refs": "refs",
+    "push_verdicts": "objects",
+    "read_blobs": "objects",
+    "refresh_index": "trees",
+    "refs_under": "refs",
+    "remove_index": "trees",
+    "repo_root": "core",
+    "reset_index": "trees",
+    "resolve_commit": "core",
+    "run": "core",
+    "set_ref": "objects",
+    "signer": "refs",
+    "start": "core",
+    "start_export_reads": "reads",
+    "start_worktree_tree": "worktree",
+    "status": "porcelain",
+    "status_args": "porcelain",
+    "submodule_paths": "trees",
+    "sweep_stale_temps": "trees",
+    "tree_of": "objects",
+    "unpushed_count": "refs",
+    "update_ref": "refs",
+    "verify_commit": "refs",
+    "worktree_tree_sha": "worktree",
+}
+
+
+if not TYPE_CHECKING:  # type checkers read the imports above, never a dynamic lookup
+
+    def __getattr__(name: str) -> object:
+        mod = _WHERE.get(name)
+        if mod is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+        globals()[name] = value
+        return value
+
 
 __all__ = [
     "EMPTY_TREE",
@@ -106,10 +215,12 @@ __all__ = [
     "NOTES_REF",
     "ZERO_SHA",
     "Entry",
+    "ExportReads",
     "Head",
     "Location",
     "LogEntry",
     "PushVerdict",
+    "Reads",
     "Status",
     "TreeEntry",
     "TreeJob",
@@ -170,6 +281,7 @@ __all__ = [
     "set_ref",
     "signer",
     "start",
+    "start_export_reads",
     "start_worktree_tree",
     "status",
     "status_args",

@@ -8,7 +8,6 @@ separators, and no ~100 ms import on the hot path.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,40 +15,13 @@ from pathlib import Path
 
 from contextfork.errors import GitError, NotFoundError, UsageError
 
+# The pinned configuration and the clean environment live in ``argv`` (standard library only:
+# the pre-commit hook starts git with them before anything else is imported); objects and
+# worktree import them from here.
+from contextfork.gitstate.argv import PINNED as _PINNED
+from contextfork.gitstate.argv import git_env as git_env
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-# Pin configuration that changes output formats, whatever the user's gitconfig says.
-
-_PINNED = (
-    "-c", "core.quotepath=false",
-    "-c", "color.ui=false",
-    "-c", "diff.noprefix=false",
-    "-c", "diff.mnemonicprefix=false",
-    "-c", "diff.external=",
-    "-c", "core.safecrlf=false",
-)  # fmt: skip
-
-# Variables a hook inherits from the git process that runs it; they would redirect our calls.
-
-_REPO_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_PREFIX",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-)
-
-
-def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_VARS}
-    env.setdefault("LC_ALL", "C")
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    if extra:
-        env.update(extra)
-    return env
 
 
 def operand(value: str, what: str = "revision") -> str:

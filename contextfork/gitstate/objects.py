@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import GitError
-from contextfork.gitstate.core import _PINNED, git_env, operand, out, run
+from contextfork.gitstate.argv import PINNED as _PINNED
+from contextfork.gitstate.core import git_env, operand, out, run
 from contextfork.gitstate.refs import ref_map
 
 ZERO_SHA = "0" * 40

@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 from contextfork.gitstate.core import start
-from contextfork.gitstate.status import Status
+from contextfork.gitstate.porcelain import Status
 from contextfork.gitstate.trees import diff_args
 
 MAX_NAMED = 400  # more paths than this on one command line: the whole --cached diff instead

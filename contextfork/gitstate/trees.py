@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from contextfork.gitstate.argv import DIFF_OPTIONS
 from contextfork.gitstate.core import (
     _decode_err,
     common_dir,
@@ -16,16 +17,13 @@ from contextfork.gitstate.core import (
     out,
     run,
 )
-from contextfork.gitstate.status import status
+from contextfork.gitstate.porcelain import status
 
 
 def diff_args(base: str, *, cached: bool = False) -> list[str]:
     """Staged + unstaged changes of tracked paths against ``base`` as an exact binary patch
     (``cached``: the staged changes only, i.e. the index against ``base``)."""
-    return [
-        "diff", *(["--cached"] if cached else []), operand(base), "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
-        "--no-renames", "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/",
-    ]  # fmt: skip
+    return ["diff", *(["--cached"] if cached else []), operand(base), *DIFF_OPTIONS]
 
 
 def _read_tree(tree: str | None) -> list[str]:

@@ -7,7 +7,10 @@ one. So export's job
 
 - stages what changed into a temporary index (a copy of the real one: its stat data is reused)
   with a temporary object directory in front of the real one (``GIT_OBJECT_DIRECTORY`` +
-  ``GIT_ALTERNATE_OBJECT_DIRECTORIES``), thrown away afterwards: blobs and trees alike;
+  ``GIT_ALTERNATE_OBJECT_DIRECTORIES``), thrown away afterwards. The names status listed are
+  hashed, never written (``update-index --info-only``: a loose blob per changed file was most
+  of a pre-commit checkpoint's git time), so only trees land there; the whole-tree walk
+  (``paths=None``, resume and the fallback) stages with ``add -A``, blobs and trees alike;
 - never reads the *held-out* files (untracked files the package does not capture) through
   ``add``: their blob ids come from ``update-index --info-only`` (hashed, never written) on a
   private index kept in the git dir, ``contextfork-held-index``, whose stat data makes git skip
@@ -26,7 +29,6 @@ import contextlib
 import os
 import shutil
 import stat as stat_mod
-import struct
 import subprocess
 import tempfile
 import threading
@@ -34,11 +36,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from contextfork.errors import GitError
-from contextfork.gitstate.core import _PINNED, _decode_err, common_dir, git_dir, git_env, run
+from contextfork.gitstate.argv import PINNED as _PINNED
+from contextfork.gitstate.core import _decode_err, common_dir, git_dir, git_env, run
 from contextfork.gitstate.trees import remove_index, temp_index_path
 from contextfork.testhooks import kill_point
 
 HELD_INDEX = "contextfork-held-index"
+_STAGE_NAMES = ["update-index", "--add", "--remove", "--replace", "--info-only", "-z", "--stdin"]
 
 
 def _tmp_index(gdir: Path, src: Path | None = None) -> str:
@@ -55,9 +59,9 @@ class TreeJob:
     """The tree id of the whole working tree, computed by git in a background thread.
 
     ``paths``: the raw names whose work-tree side differs from the index plus the untracked
-    ones, as status just listed them (``Status.worktree_paths``): ``add -A`` then stages only
-    those, literally (a third of export's git CPU saved against a walk of the whole tree). None:
-    the whole tree. ``held``: untracked names hashed without being read by ``add`` or written
+    ones, as status just listed them (``Status.worktree_paths``): only those are staged,
+    literally and hashed without a blob (a name gone meanwhile leaves the tree). None: the whole
+    tree, by ``add -A``. ``held``: untracked names hashed without being read by ``add`` or written
     (see the module doc). ``scratch``: new objects go to a throw-away directory in front of
     ``objects`` (the repository's object directory; asked of git when None).
     """
@@ -79,8 +83,8 @@ class TreeJob:
         self._thread.start()
 
     def result(self) -> str:
-        """The tree id; GitError (git's first line) when git refused, e.g. a listed name that
-        vanished since status."""
+        """The tree id; GitError (git's first line) when git refused, e.g. a name that became a
+        directory without a commit (an empty nested repository) since status."""
         self._thread.join()
         if self._exc is not None:
             raise self._exc
@@ -122,12 +126,17 @@ class TreeJob:
                 objs = tempfile.mkdtemp(prefix=f"contextfork-objs-{os.getpid()}-", dir=self.gdir)
                 real = (self.objects or common_dir(self.root) / "objects").resolve()
                 env |= {"GIT_OBJECT_DIRECTORY": objs, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real)}
-            add = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
             if self.paths is None:  # the whole tree, less the held-out names
+                add = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
                 spec = [b"."] + [b":(top,literal,exclude)" + p for p in self.held]
                 self._git(add, env, b"\0".join(spec) + b"\0")
             elif self.paths:
-                self._git(add, env | {"GIT_LITERAL_PATHSPECS": "1"}, b"\0".join(self.paths) + b"\0")
+                # The listed names only, hashed without writing a blob (``--info-only``, as for
+                # the held-out ones): ``add`` wrote a loose object per changed file, most of this
+                # job's time (a third of a pre-commit checkpoint). --remove: a name gone from the
+                # work tree leaves the tree; --replace: a file where a directory was (or back).
+                names = b"".join(p.rstrip(b"/") + b"\0" for p in self.paths)
+                self._git(_STAGE_NAMES, env, names)
             if info:
                 self._git(["update-index", "-z", "--index-info"], env, info)
             out = self._git(["write-tree", "--missing-ok"], env)
@@ -206,65 +215,3 @@ def _big_untracked(root: Path, over: int) -> list[bytes]:
             if st is not None and stat_mod.S_ISREG(st.st_mode) and st.st_size > over:
                 big.append(name)
     return big
-
-
-_M32 = 0xFFFFFFFF
-
-
-def index_is_stale(root: Path, gdir: Path, sample: int = 8) -> bool:
-    """Does the index's stat data belong to other files (a repository copied with ``cp -r``)?
-
-    Then every tracked file is stat-dirty, and ``git status`` and ``git diff`` started side by
-    side would each re-read and hash the whole tree. The first ``sample`` regular-file entries
-    are compared with ``lstat`` (inode, ctime, mtime, size): most differing means stale. A
-    format this does not read (e.g. SHA-256 object ids) gives no evidence: False.
-    """
-    try:
-        with open(gdir / "index", "rb") as fh:
-            data = fh.read(1 << 16)
-    except OSError:
-        return False
-    if len(data) < 12 or data[:4] != b"DIRC":
-        return False
-    version, count = struct.unpack_from(">II", data, 4)
-    if version not in (2, 3, 4):
-        return False
-    base = os.fsencode(root)
-    pos, prev, seen, dirty = 12, b"", 0, 0
-    for _ in range(min(count, 64)):
-        if pos + 62 > len(data):
-            break
-        ctime, _cns, mtime, _mns, _dev, ino, mode, _uid, _gid, size = struct.unpack_from(">10I", data, pos)
-        (flags,) = struct.unpack_from(">H", data, pos + 60)
-        at = pos + 62 + (2 if version >= 3 and flags & 0x4000 else 0)
-        if version == 4:  # the name is the previous one less ``strip`` bytes, plus a suffix
-            if at >= len(data):
-                break
-            byte, at = data[at], at + 1
-            strip = byte & 0x7F
-            while byte & 0x80 and at < len(data):  # git's offset varint (varint.c)
-                byte, at = data[at], at + 1
-                strip = ((strip + 1) << 7) | (byte & 0x7F)
-            end = data.find(b"\0", at)
-            if end < 0:
-                break
-            name = prev[: max(0, len(prev) - strip)] + data[at:end]
-            nxt = end + 1
-        else:
-            end = data.find(b"\0", at)
-            if end < 0:
-                break
-            name = data[at:end]
-            nxt = pos + ((at - pos + len(name) + 8) & ~7)
-        pos, prev = nxt, name
-        if mode & 0o170000 != 0o100000:
-            continue
-        with contextlib.suppress(OSError):
-            st = os.lstat(os.path.join(base, name))
-            seen += 1
-            dirty += (ino, ctime, mtime, size) != (
-                st.st_ino & _M32, int(st.st_ctime) & _M32, int(st.st_mtime) & _M32, st.st_size & _M32,
-            )  # fmt: skip
-        if seen >= sample:
-            break
-    return seen > 0 and dirty * 2 > seen

@@ -141,8 +141,9 @@ def show(root: Path | None, spec: str | None) -> Result:
     return Result("packages show", data=data, text=text)
 
 
-def remove(root: Path, ref: store.PackageRef) -> None:
-    atomic.remove_tree(ref.path)
+def remove(root: Path, ref: store.PackageRef, *, later: bool = False) -> None:
+    """``later``: the files go after the caller has returned (``atomic.remove_tree``)."""
+    atomic.remove_tree(ref.path, later=later)
     state.forget(ref.path)
     provenance.forget_package(root, ref.package_id)
 
@@ -179,16 +180,20 @@ def clean(root: Path, *, keep: int, yes: bool, force: bool) -> Result:
 
 
 def prune_checkpoints(root: Path, keep: int) -> list[str]:
-    """Retention for automatic checkpoints: only trigger ``pre-commit`` packages are pruned."""
-    if keep <= 0:
+    """Retention for automatic checkpoints: only trigger ``pre-commit`` packages are pruned.
+    They leave every listing at once (renamed aside); their files are deleted by a detached
+    process while the commit goes on (a hundred unlinks it used to wait on), and should that be
+    killed, the next export's sweep removes the ``.trash-`` leftover, its owner being dead."""
+    refs = store.list_packages(root)
+    if keep <= 0 or len(refs) <= keep:  # as many packages as may be kept: no metadata to read
         return []
     checkpoints = [
-        r for r in store.list_packages(root)
+        r for r in refs
         if (_read_json(r.path / "session_metadata.json") or {}).get("trigger") == "pre-commit"
     ]  # fmt: skip
     doomed = checkpoints[: max(0, len(checkpoints) - keep)]
     for ref in doomed:
-        remove(root, ref)
+        remove(root, ref, later=True)
     return [r.package_id for r in doomed]
 
 

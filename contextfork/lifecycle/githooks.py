@@ -218,36 +218,57 @@ def uninstall(root: Path) -> Result:
 # --- the hooks themselves -----------------------------------------------------------------------
 
 
-def _hook_root() -> Path:
+def _hook_location() -> gitstate.Location:
     """The work tree a hook runs for; GIT_DIR/GIT_INDEX_FILE from git are not followed blindly."""
     loc = gitstate.locate(Path.cwd())  # one git call: root and git dir
-    root = loc.root
     given = os.environ.get("GIT_DIR")
     if given and Path(given).resolve() != loc.git_dir.resolve():
-        raise UsageError(f"GIT_DIR={given} is not the git dir of {root}; checkpoint skipped")
-    return root
+        raise UsageError(f"GIT_DIR={given} is not the git dir of {loc.root}; checkpoint skipped")
+    return loc
 
 
-def pre_commit(root: Path) -> str:
-    """Write a checkpoint package of the state being committed; returns its id."""
-    from contextfork import atomic  # lazy: hot path
-    from contextfork.hashing import sha256_file  # lazy: hot path
-    from contextfork.lifecycle.admin import prune_checkpoints  # lazy: hot path
-    from contextfork.package.export import ExportOptions, export  # lazy: hot path
-    from contextfork.resume.state import session_from_env  # lazy: hot path
+def pre_commit(
+    root: Path, loc: gitstate.Location | None = None, early: gitstate.Reads | None = None
+) -> str:
+    """Write a checkpoint package of the state being committed; returns its id. ``early``:
+    status and the diff, started by the hook entry before its imports (``gitstate.early``) in
+    the directory it ran from; used when that is this work tree, else stopped."""
+    try:
+        loc = loc or gitstate.locate(root)
+        here = getattr(early, "top", None), getattr(early, "git_dir", None)
+        if early is not None and here != (os.path.realpath(loc.root), os.path.realpath(loc.git_dir)):
+            early.discard()
+            early = None
+    except BaseException:
+        if early is not None:
+            early.discard()
+        raise
+    # git's first questions run while this process imports the export (most of a cold
+    # checkpoint's own time): gitstate.early, else gitstate.reads.
+    reads = early or gitstate.start_export_reads(loc.root, loc.git_dir)
+    try:
+        from contextfork import atomic  # lazy: hot path
+        from contextfork.hashing import sha256_file  # lazy: hot path
+        from contextfork.lifecycle.admin import prune_checkpoints  # lazy: hot path
+        from contextfork.package.export import ExportOptions, export  # lazy: hot path
+        from contextfork.resume.state import session_from_env  # lazy: hot path
 
-    # A note left by an earlier attempt (aborted commit, failed checkpoint) names another state:
-    # drop it first, so post-commit never attaches it to this commit.
-    layout.pending_note(root).unlink(missing_ok=True)
-    layout.pending_note_key(root).unlink(missing_ok=True)
-    cfg = load_config(root)
-    out = export(root, ExportOptions(trigger="pre-commit", session_id=session_from_env()))
+        # A note left by an earlier attempt (aborted commit, failed checkpoint) names another
+        # state: drop it first, so post-commit never attaches it to this commit.
+        layout.pending_note(root).unlink(missing_ok=True)
+        layout.pending_note_key(root).unlink(missing_ok=True)
+        cfg = load_config(root)
+        opts = ExportOptions(trigger="pre-commit", session_id=session_from_env())
+    except BaseException:
+        reads.discard()
+        raise
+    out = export(root, opts, loc, reads)
     pending = {
         "package_id": out.package_id,
         "manifest_sha256": sha256_file(out.path / "manifest.json")[0],
         "package_sha256": out.manifest["package_sha256"],
     }
-    atomic.write_text(layout.pending_note_key(root), _attempt_key(root))
+    atomic.write_text(layout.pending_note_key(root), _attempt_key(root, loc.git_dir))
     atomic.write_text(layout.pending_note(root), note_text(pending))
     keep = cfg.get("keep_checkpoints", 20)
     prune_checkpoints(root, keep if isinstance(keep, int) else 20)
@@ -260,12 +281,14 @@ def _git_pid() -> str:
     return pid if pid.isdigit() else "-"
 
 
-def _attempt_key(root: Path) -> str:
+def _attempt_key(root: Path, gdir: Path | None = None) -> str:
     # git gives hooks a temporary index inside the git dir for `commit -a` / `commit PATH`;
-    # anything else in GIT_INDEX_FILE is not followed (see _hook_root).
+    # anything else in GIT_INDEX_FILE is not followed (see _hook_location).
     given = os.environ.get("GIT_INDEX_FILE")
     index = Path(root, given).resolve() if given else None
-    if index is not None and not (index.is_file() and index.parent == gitstate.git_dir(root).resolve()):
+    if index is not None and not (
+        index.is_file() and index.parent == (gdir or gitstate.git_dir(root)).resolve()
+    ):
         index = None
     tree = gitstate.index_tree(root, str(index) if index else None) or "-"
     return f"{_git_pid()} {tree}\n"
@@ -307,7 +330,7 @@ def post_commit(root: Path) -> str | None:
     return parse_note(text)[NOTE_KEY]
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], early: gitstate.Reads | None = None) -> int:
     hook = argv[0] if argv else ""
     strict = "--strict" in argv
     if hook not in HOOKS:
@@ -315,8 +338,13 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     try:
-        root = _hook_root()
-        done = pre_commit(root) if hook == "pre-commit" else post_commit(root)
+        try:
+            loc = _hook_location()
+        except BaseException:
+            if early is not None:
+                early.discard()
+            raise
+        done = pre_commit(loc.root, loc, early) if hook == "pre-commit" else post_commit(loc.root)
     except Exception as exc:  # noqa: BLE001 - fail-open is the contract of this hook
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         print(f"contextfork {hook}: {message}".splitlines()[0], file=sys.stderr)

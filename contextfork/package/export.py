@@ -28,7 +28,13 @@ from contextfork.hashing import canonical_sha256, sha256_bytes
 from contextfork.layout import exclude_state_dir, packages_dir
 from contextfork.package import handoff as handoff_mod
 from contextfork.package import secrets as secrets_mod
-from contextfork.package.store import DEFAULT_FILE_CAP, new_package_id, utc_now_iso
+from contextfork.package.store import (
+    DEFAULT_FILE_CAP,
+    PreviousSnapshots,
+    list_packages,
+    new_package_id,
+    utc_now_iso,
+)
 from contextfork.paths import unsafe_reason
 from contextfork.testhooks import kill_point, pause_point
 
@@ -179,11 +185,13 @@ def _plan_untracked(root: Path, st: gitstate.Status, opts: ExportOptions) -> _Un
 
 
 def _capture_untracked(
-    root: Path, plan: _UntrackedPlan, writer: atomic.BackgroundWriter, opts: ExportOptions
-) -> dict[str, Any]:
+    root: Path, plan: _UntrackedPlan, writer: atomic.BackgroundWriter, opts: ExportOptions,
+    previous: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
     files = plan.files
     captured: list[tuple[int, bytes]] = []
     total = 0
+    reuse = PreviousSnapshots(previous)
     for i, rel, mode, size in plan.to_read:
         try:
             data = (root / rel).read_bytes()
@@ -196,7 +204,9 @@ def _capture_untracked(
         if reason is not None:
             files[i] = _untracked_entry(rel, len(data), mode, None, reason)
             continue
-        writer.write(f"untracked/{rel}", data)  # created and fsynced while we go on
+        src = reuse.source(rel)
+        if src is None or not writer.link(f"untracked/{rel}", src, data):
+            writer.write(f"untracked/{rel}", data)  # created and fsynced while we go on
         total += len(data)
         captured.append((i, data))
         files[i] = _untracked_entry(rel, len(data), mode, sha256_bytes(data), None)
@@ -232,38 +242,41 @@ def _tree_state(gs: dict[str, Any], um: dict[str, Any], tree_sha: str) -> dict[s
     }  # fmt: skip
 
 
-def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None) -> ExportOutcome:
-    """Write a new package for the repository at ``root`` and return what was written."""
-    loc = loc or gitstate.locate(root)
-    base = packages_dir(root)  # refuses a symlinked .contextfork before anything runs
-    exclude_state_dir(root, common=loc.common_dir)
-    # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts against
-    # HEAD and is redone against the empty tree only on an unborn HEAD.
-    # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to the
-    # end while Python works below instead of waiting on a full pipe.
-    # A copied repository (every index entry's stat data stale): status re-hashes the tracked
-    # files and writes the refreshed index; the diff starts after it instead of hashing them all
-    # a second time beside it. Asked before status starts: a fast status may have refreshed
-    # the index already by the time it is read.
-    stale = gitstate.index_is_stale(root, loc.git_dir)
-    d_status = pipes.drain(gitstate.start(root, gitstate.status_args()))
-    if stale:
-        d_status.finish("status")
-    d_diff = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD")))
+def export(
+    root: Path, opts: ExportOptions, loc: gitstate.Location | None = None,
+    reads: gitstate.Reads | None = None,
+) -> ExportOutcome:  # fmt: skip
+    """Write a new package for the repository at ``root`` and return what was written.
+    ``reads``: status and the diff against HEAD, started by the caller (the git hook:
+    ``gitstate.early`` or ``start_export_reads``); export finishes or stops them whatever
+    happens."""
+    try:
+        loc = loc or gitstate.locate(root)
+        base = packages_dir(root)  # refuses a symlinked .contextfork before anything is written
+        exclude_state_dir(root, common=loc.common_dir)
+        # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts
+        # against HEAD and is redone against the empty tree only on an unborn HEAD.
+        # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to
+        # the end while Python works below instead of waiting on a full pipe.
+        reads = reads or gitstate.start_export_reads(root, loc.git_dir)
+    except BaseException:
+        if reads is not None:
+            reads.discard()
+        raise
+    d_status, d_diff = reads.status, reads.diff
     d_staged: pipes.Drained | None = None
     tree: gitstate.TreeJob | None = None
     try:
-        # While git works on the other core: the imports and the template the package needs
-        # later (jinja2 and the secret rules cost more CPU than anything else export does).
-        handoff_mod.prepare_markdown()
+        # While git works on the other core: the imports the package needs later (the secret
+        # rules cost more CPU than anything else export does).
         _redactor()  # refuses here, before anything is staged, when it cannot load
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(d_status.finish("status"))
         plan_u = _plan_untracked(root, st, opts)
-        # The tree: add -A of just what status found changed, while the diffs still run; the
-        # untracked files the package leaves out are hashed, never stored (gitstate.worktree).
+        # The tree: just what status found changed, hashed into a temporary index while the
+        # diffs still run; no blob is stored (gitstate.worktree).
         objects = loc.common_dir / "objects"
         tree = gitstate.start_worktree_tree(root, loc.git_dir, st.worktree_paths, plan_u.held, objects)
         # The staged patch: sections of the work-tree patch where index and work tree agree,
@@ -274,9 +287,11 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
             d_staged = pipes.drain(asking) if asking is not None else None
         elif st.oid is not None:
             d_staged = pipes.drain(gitstate.start(root, gitstate.diff_args("HEAD", cached=True)))
+        refs = list_packages(root) if plan_u.to_read else []
+        previous = refs[-1].path if refs else None
         with atomic.staging_dir(base) as staging, atomic.BackgroundWriter(staging) as writer:
             package_id = new_package_id()
-            um = _capture_untracked(root, plan_u, writer, opts)
+            um = _capture_untracked(root, plan_u, writer, opts, previous)
             kill_point("export:staged")
             pause_point("export:staged")
             if st.oid is None:
@@ -291,7 +306,7 @@ def export(root: Path, opts: ExportOptions, loc: gitstate.Location | None = None
                 staged = cut if cut is not None else gitstate.diff_patch(root, "HEAD", cached=True)
             try:
                 tree_sha = tree.result()
-            except GitError:  # a name gone since status (edited meanwhile), or an old git
+            except GitError:  # a name git refused since status (edited meanwhile), or an old git
                 tree_sha = gitstate.worktree_tree_sha(root, plan_u.held, scratch=True)
             op = gitstate.operation_in_progress(loc.git_dir)
             return _write_package(root, writer, package_id, st, um, (patch, staged), tree_sha,

@@ -15,7 +15,7 @@ import copy
 import re
 from typing import Any
 
-from contextfork.resources import render_template
+from contextfork.package import handoff_md
 
 HANDOFF_VERSION = "1.2"
 PLACEHOLDER_RE = re.compile(r"\[\[unfilled:[^\]]*\]\]")
@@ -136,17 +136,10 @@ def unfilled(obj: Any, path: str = "") -> list[str]:
     return found
 
 
-def prepare_markdown() -> None:
-    """Import jinja2 and load the summary template now (export calls this while git runs)."""
-    from contextfork.resources import load_template
-
-    load_template("handoff_summary.md.j2")
-
-
 def render_markdown(h: dict[str, Any], package_id: str, record: dict[str, Any] | None = None) -> str:
     """``record``: the package's ``handoff_claims.json`` (where each part came from, each
-    claim's check), shown beside the parts; placeholders render as "not recorded"."""
+    claim's check), shown beside the parts; placeholders render as "not recorded". The text of
+    ``templates/handoff_summary.md.j2``, rendered without jinja2 (``handoff_md``)."""
     rec = record or {}
     checked = {c["where"]: c for c in rec.get("claims") or []}
-    return render_template("handoff_summary.md.j2", h=h, package_id=package_id,
-                           parts=rec.get("parts") or {}, checked=checked)  # fmt: skip
+    return handoff_md.render(h, package_id, rec.get("parts") or {}, checked)

@@ -7,10 +7,8 @@ mistakes for a package.
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +46,9 @@ def session_from_env() -> str | None:
 def mark_consumed(
     pkg_dir: Path, package_id: str, *, session_id: str | None, applied: bool, drift: bool
 ) -> ConsumedState:
+    import getpass  # lazy: the pre-commit hook imports this module (session_from_env, forget)
+    import socket  # lazy: the same
+
     from contextfork.package.store import utc_now_iso
     from contextfork.resume.models import Consumption
 

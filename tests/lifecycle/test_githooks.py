@@ -2,8 +2,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -180,3 +183,30 @@ def test_a_strict_hook_installed_under_the_old_module_name_still_checkpoints(rep
     assert proc.returncode == 0, proc.stderr
     assert "contextfork: checkpoint " in proc.stderr
     assert len(store.list_packages(repo.path)) == 1
+
+
+def test_a_pruned_checkpoint_leaves_at_once_and_its_files_go_after_the_hook(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 27: a commit waited on the unlinks of the checkpoint it pruned (a hundred files).
+    githooks.install(repo.path, keep=1)
+    repo.write("new.txt", "x\n")
+    githooks.pre_commit(repo.path)
+    first = store.list_packages(repo.path)[0]
+    deleted_here: list[str] = []
+    real = shutil.rmtree
+
+    def recorded(path: str, *args: Any, **kwargs: Any) -> None:
+        deleted_here.append(str(path))
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", recorded)
+    second = githooks.pre_commit(repo.path)
+    assert [r.package_id for r in store.list_packages(repo.path)] == [second]
+    assert not any(first.package_id in p for p in deleted_here)  # not by the hook itself
+    base = first.path.parent
+    for _ in range(100):  # a detached rm -rf
+        if not [n for n in os.listdir(base) if first.package_id in n]:
+            break
+        time.sleep(0.05)
+    assert not [n for n in os.listdir(base) if first.package_id in n]

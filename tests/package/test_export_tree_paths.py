@@ -97,12 +97,35 @@ def test_an_ignored_file_stays_out_of_the_tree(repo: Repo) -> None:
     assert "debug.log" not in repo.git("ls-tree", "-r", "--name-only", tree)
 
 
-def test_a_listed_name_that_vanished_fails_the_fast_path_so_export_falls_back(repo: Repo) -> None:
-    # Between status and add -A the user may delete an untracked file: git refuses the
-    # pathspec, and export then walks the whole tree instead (the package is still exact).
-    from contextfork.errors import GitError
-
-    job = gitstate.start_worktree_tree(repo.path, repo.path / ".git", [b"never-was.txt"])
-    with pytest.raises(GitError):
-        gitstate.finish_worktree_tree(job)
+def test_a_listed_name_that_vanished_leaves_the_tree_like_the_full_walk(repo: Repo) -> None:
+    # Between status and the staging of the listed names the user may delete a file: it is
+    # simply not in the tree (update-index --remove), as a walk of the whole tree finds.
+    repo.write("kept.txt", "kept\n")
+    repo.write("tracked.txt", "edited\n")
+    job = gitstate.start_worktree_tree(
+        repo.path, repo.path / ".git", [b"never-was.txt", b"kept.txt", b"tracked.txt"]
+    )
+    assert gitstate.finish_worktree_tree(job) == gitstate.worktree_tree_sha(repo.path)
     assert not [p.name for p in (repo.path / ".git").iterdir() if p.name.startswith("contextfork-")]
+
+
+def test_the_listed_names_are_hashed_without_writing_a_blob(repo: Repo) -> None:
+    # Pre-commit speed (issue 27): ``add`` wrote a loose object per changed file into the
+    # scratch directory; the names are hashed instead, only trees are written.
+    for i in range(30):
+        repo.write(f"new/f{i}.txt", f"untracked {i}\n")
+    st = gitstate.status(repo.path)
+    seen: list[int] = []
+    real_rmtree = __import__("shutil").rmtree
+
+    def count_then_remove(path: str, *a: object, **k: object) -> None:
+        if "contextfork-objs-" in str(path):
+            seen.append(sum(len(files) for _d, _s, files in os.walk(path)))
+        real_rmtree(path, *a, **k)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("contextfork.gitstate.worktree.shutil.rmtree", count_then_remove)
+        job = gitstate.start_worktree_tree(repo.path, repo.path / ".git", st.worktree_paths)
+        tree = gitstate.finish_worktree_tree(job)
+    assert tree == gitstate.worktree_tree_sha(repo.path)
+    assert seen and seen[0] < 5, seen  # the trees of new/ and the top, never the 30 blobs

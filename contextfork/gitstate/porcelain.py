@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contextfork.gitstate.argv import STATUS
 from contextfork.gitstate.core import run
 
 
@@ -50,14 +51,7 @@ def _dec(raw: bytes, bad: list[str]) -> str:
 
 
 def status_args() -> list[str]:
-    return [
-        "status",
-        "--porcelain=v2",
-        "-z",
-        "--branch",
-        "--untracked-files=all",
-        "--ignore-submodules=none",
-    ]
+    return list(STATUS)
 
 
 def parse_status(data: bytes) -> Status:
