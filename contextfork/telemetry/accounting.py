@@ -24,7 +24,7 @@ _EDIT_TOOLS = frozenset(
     {"edit", "write", "multiedit", "notebookedit", "apply_patch", "str_replace_based_edit_tool",
      "create", "str_replace", "insert"}
 )
-_PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
+PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _EXCERPT = 400
 
@@ -251,7 +251,7 @@ def describe(name: str, inp: dict[str, Any]) -> str:
             return v
         if isinstance(v, list) and all(isinstance(x, str) for x in v):
             return " ".join(v)
-    for key in (*_PATH_KEYS, "pattern", "url", "query"):
+    for key in (*PATH_KEYS, "pattern", "url", "query"):
         v = inp.get(key)
         if isinstance(v, str):
             return f"{name} {v}"
@@ -308,7 +308,7 @@ def touched_by(
     modified: dict[str, None] = {}
     for name, inp in calls:
         paths: list[str] = []
-        for key in _PATH_KEYS:
+        for key in PATH_KEYS:
             v = inp.get(key)
             if isinstance(v, str) and v and "\n" not in v:
                 paths.append(v)

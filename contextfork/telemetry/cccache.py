@@ -20,6 +20,7 @@ from typing import Any
 from contextfork import layout
 from contextfork.inputfile import max_line_bytes
 from contextfork.telemetry import ccread
+from contextfork.telemetry.accounting import PATH_KEYS
 from contextfork.telemetry.ccline import Line
 from contextfork.telemetry.scan import ScanState
 
@@ -86,9 +87,59 @@ def _save(cfile: Path, path: Path, st: os.stat_result, got: ccread.Read) -> None
         "offset": got.offset, "fp": _fingerprint(path, got.offset),
         "records": got.records, "malformed": got.malformed, "session_id": got.session_id,
         "first_ts": got.first_ts, "last_ts": got.last_ts, "billing": got.billing.to_json(),
-        "lines": [ln.to_json() for ln in got.lines],
+        "lines": [_scrubbed(ln.to_json()) for ln in got.lines],
     }
     _write(cfile, payload)
+
+
+#: The input keys ``status`` reads of a call (``accounting.describe`` and ``touched_by``).
+_READ_KEYS = frozenset({"command", "cmd", *PATH_KEYS, "pattern", "url", "query"})
+_CUT = 200  # describe's fallback shows the first 200 chars of the input's JSON
+
+
+def _scrubbed(v: list[Any]) -> list[Any]:
+    """A line as the cache keeps it: secrets redacted from what a call or a failed result said,
+    and a call's input cut to what ``status`` reads of it (not a Write's whole file)."""
+    d = v[7]
+    if d is None or d[0] not in ("a", "u"):
+        return v
+    at = 4 if d[0] == "a" else 2
+    blocks = [_scrub_block(b) for b in d[at]]
+    return [*v[:7], [*d[:at], blocks, *d[at + 1 :]]]
+
+
+def _scrub_block(b: Any) -> Any:
+    from contextfork.redact import redact_text
+
+    if b[0] == "call":
+        name, inp = b[2], b[3]
+        kept = {k: x if k in _READ_KEYS or (k == "input" and name == "apply_patch") else _cut(x)
+                for k, x in inp.items()}  # fmt: skip
+        return (b[0], b[1], name, _redacted(kept, redact_text))
+    if b[0] == "result" and b[5] is not None:
+        return (*b[:5], redact_text(b[5])[0], b[6])
+    return b
+
+
+def _cut(v: Any) -> Any:
+    """Every string cut to ``_CUT`` chars: the input's JSON keeps its first ``_CUT`` chars."""
+    if isinstance(v, str):
+        return v[:_CUT]
+    if isinstance(v, dict):
+        return {k: _cut(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_cut(x) for x in v]
+    return v
+
+
+def _redacted(v: Any, redact: Any) -> Any:
+    if isinstance(v, str):
+        return redact(v)[0]
+    if isinstance(v, dict):
+        return {k: _redacted(x, redact) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_redacted(x, redact) for x in v]
+    return v
 
 
 def _load(cfile: Path, path: Path, st: os.stat_result) -> ccread.Read | None:

@@ -135,3 +135,26 @@ def test_small_files_are_never_cached(tmp_path: Path, monkeypatch: pytest.Monkey
     for _ in range(3):
         _same(path)
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_cache_keeps_no_secret_and_not_the_whole_text_a_call_sent(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    """What the cache keeps of a call or a failed result is redacted, and a call's input keeps
+    in full only the keys ``status`` reads; the report read back from it is unchanged."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    body = "y" * 5000
+    text = b"".join(_lines()).decode()
+    text = text.replace('"pytest -q"', f'"pytest -q --token {token}"')
+    text = text.replace("5434 != 5433", f"5434 != 5433 {token}", 1)
+    text = text.replace('"old_string":"5434"', f'"old_string":"{body}"')
+    assert text.count(token) == 2 and body in text
+    path = tmp_path / "s.jsonl"
+    path.write_text(text)
+    _same(path)
+    _same(path)  # the pass is kept now
+    _same(path)  # and read back from the cache
+    assert resumed == [None, None, len(text.encode())]
+    kept = b"".join(f.read_bytes() for f in (tmp_path / "cache").rglob("*.json"))
+    assert b"pytest -q --token" in kept and token.encode() not in kept
+    assert b"y" * 200 in kept and b"y" * 201 not in kept
