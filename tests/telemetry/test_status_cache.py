@@ -158,3 +158,23 @@ def test_the_cache_keeps_no_secret_and_not_the_whole_text_a_call_sent(
     kept = b"".join(f.read_bytes() for f in (tmp_path / "cache").rglob("*.json"))
     assert b"pytest -q --token" in kept and token.encode() not in kept
     assert b"y" * 200 in kept and b"y" * 201 not in kept
+
+
+def test_a_line_rewritten_in_the_middle_in_place_is_read_whole_again(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    lines = _lines(grow=400)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines))
+    assert path.stat().st_size > 3 * (1 << 16)  # the change sits away from both ends
+    _same(path)
+    _same(path)
+    mid = next(i for i in range(len(lines) // 2, len(lines)) if b'"name":"Read"' in lines[i])
+    data = path.read_bytes()
+    at = len(b"".join(lines[:mid]))
+    old = lines[mid]
+    new = old.replace(b'"name":"Read"', b'"name":"Grep"', 1)
+    assert len(new) == len(old) and new != old
+    path.write_bytes(data[:at] + new + data[at + len(old):])
+    _same(path)
+    assert resumed == [None, None, None]
