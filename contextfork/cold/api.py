@@ -98,6 +98,7 @@ def fold_session(
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
+    from contextfork.tokens import warm  # every node's token count needs it
     from contextfork.transcript import load_session
     from contextfork.transcript.model import Step
 
@@ -105,7 +106,7 @@ def fold_session(
     layout.ensure_contained()
     # Only the session's own steps are folded: its subagents' files are not read.
     sess = loaded or load_session(require_regular(Path(transcript), "transcript"),
-                                  include_subagents=False)
+                                  include_subagents=False, between=warm)
     phash = policy_sha256(load_policy(layout))
     total = len(sess.steps)
     done = 0

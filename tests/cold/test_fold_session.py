@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from contextfork.cold import api
 from tests.helpers import Repo, cli
 
@@ -34,3 +36,21 @@ def test_fold_session_cli_then_scan_finds_a_file_the_session_touched(transcripts
     assert r.json()["data"]["nodes"] >= 1
     r = cli("fold", "session", "--transcript", str(repo.path / "nope.jsonl"), cwd=repo.path)
     assert r.returncode == 4
+
+
+def test_fold_session_loads_the_vocabulary_between_the_transcripts_two_passes(
+    transcripts_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own load gets ``tokens.warm`` as ``between`` (issue 27: 9 MB less peak at 55 MB)."""
+    from contextfork import tokens
+    from contextfork.transcript import claude_code
+
+    path = tmp_path / "s.jsonl"  # a file of its own: no session of it is held yet
+    path.write_bytes((transcripts_dir / "claude-code" / "short.jsonl").read_bytes())
+    calls: list[str] = []
+    real_warm, real_build = tokens.warm, claude_code.build_prepared
+    monkeypatch.setattr(tokens, "warm", lambda: (calls.append("warm"), real_warm())[1])
+    monkeypatch.setattr(claude_code, "build_prepared",
+                        lambda *a, **k: (calls.append("steps"), real_build(*a, **k))[1])
+    api.fold_session(path, store_dir=tmp_path / "cold" / "cc")
+    assert calls == ["warm", "steps"]
