@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,8 +50,16 @@ def test_fold_session_loads_the_vocabulary_between_the_transcripts_two_passes(
     path.write_bytes((transcripts_dir / "claude-code" / "short.jsonl").read_bytes())
     calls: list[str] = []
     real_warm, real_build = tokens.warm, claude_code.build_prepared
-    monkeypatch.setattr(tokens, "warm", lambda: (calls.append("warm"), real_warm())[1])
-    monkeypatch.setattr(claude_code, "build_prepared",
-                        lambda *a, **k: (calls.append("steps"), real_build(*a, **k))[1])
+
+    def warm() -> None:
+        calls.append("warm")
+        real_warm()
+
+    def build(*a: Any, **k: Any) -> Any:
+        calls.append("steps")
+        return real_build(*a, **k)
+
+    monkeypatch.setattr(tokens, "warm", warm)
+    monkeypatch.setattr(claude_code, "build_prepared", build)
     api.fold_session(path, store_dir=tmp_path / "cold" / "cc")
     assert calls == ["warm", "steps"]
