@@ -26,7 +26,8 @@ _LOADED: weakref.WeakValueDictionary[tuple[Any, ...], Session] = weakref.WeakVal
 
 
 def load_session(
-    path: str | Path, *, include_subagents: bool = True, between: Callable[[], None] | None = None
+    path: str | Path, *, include_subagents: bool = True, between: Callable[[], None] | None = None,
+    shared: bool = True,
 ) -> Session:
     """Read any supported transcript (format detected) into a ``Session``.
 
@@ -40,9 +41,12 @@ def load_session(
     and its steps not yet built. Loading the tokenizer's vocabulary there (200k small objects)
     fills the skeletons' holes instead of growing the heap: 9 MB less peak on 55 MB (issue 27).
     Other formats, and a session already held, run it before returning.
+
+    ``shared=False``: a session of the caller's own, neither taken from nor offered to the
+    others this process holds (``fold session`` empties each step's blocks once it is folded).
     """
     p = Path(path)
-    key = _identity(p, include_subagents)
+    key = _identity(p, include_subagents) if shared else None
     held = _LOADED.get(key) if key is not None else None
     if held is not None:
         if between is not None:
