@@ -131,6 +131,12 @@ def _encoding() -> Any:
         return enc
 
 
+def warm() -> None:
+    """Load the vocabulary now, not at the first count: a whole-session command passes this as
+    ``load_session``'s ``between`` so it lands in the room the transcript's first pass freed."""
+    _encoding()
+
+
 _LONG_PIECES: Any = None
 
 
@@ -208,4 +214,4 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-__all__ = ["ENCODING", "count_tokens", "encode", "estimate_tokens", "truncate_to_tokens"]
+__all__ = ["ENCODING", "count_tokens", "encode", "estimate_tokens", "truncate_to_tokens", "warm"]

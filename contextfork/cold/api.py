@@ -98,19 +98,38 @@ def fold_session(
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
+    from contextfork.tokens import warm  # every node's token count needs it
     from contextfork.transcript import load_session
     from contextfork.transcript.model import Step
 
     layout = open_layout(repo, session, store_dir)
     layout.ensure_contained()
     # Only the session's own steps are folded: its subagents' files are not read.
-    sess = loaded or load_session(require_regular(Path(transcript), "transcript"),
-                                  include_subagents=False)
+    path = Path(transcript)
+    sess = loaded or load_session(require_regular(path, "transcript"), include_subagents=False,
+                                  between=warm, shared=False)  # fmt: skip
     phash = policy_sha256(load_policy(layout))
     total = len(sess.steps)
     done = 0
+    # A session of our own: each step's blocks (its texts, calls and results: most of the
+    # session's memory) go once its node is built and parked (issue 27). A node built again
+    # under the lock (another writer moved its id) reads its step from a fresh parse.
+    emptied: set[int] = set()
+    fresh: dict[int, Step] = {}
 
     def build(step: Step, step_id: int, is_open: bool) -> dict[str, Any]:
+        if step.index in emptied:
+            if not fresh:
+                again = load_session(path, include_subagents=False, shared=False)
+                fresh.update((s.index, s) for s in again.steps)
+            step = fresh[step.index]
+        node = _build(step, step_id, is_open)
+        if loaded is None and step.index not in fresh:
+            step.blocks = []
+            emptied.add(step.index)
+        return node
+
+    def _build(step: Step, step_id: int, is_open: bool) -> dict[str, Any]:
         nonlocal done
         summary, index_text, intents, commands = brief(step, step_id)
         src: dict[str, Any] = {"kind": "transcript", "format": sess.format,

@@ -125,13 +125,14 @@ def fork_session(
     """
     from contextfork.harness.briefs import fold_and_export
     from contextfork.telemetry.accounting import context_tokens
+    from contextfork.tokens import warm
     from contextfork.transcript import load_session
     from contextfork.transcript.locate import project_dir
 
     transcript = transcript.expanduser()
     # With its subagents: the export's seed reads them, and gets this same session back
     # (``load_session`` returns a held session of an unchanged file) instead of a second parse.
-    original = load_session(transcript)
+    original = load_session(transcript, between=warm)  # the fold counts every step's tokens
     if original.format == "codex":
         from contextfork.harness.codex_fork import fork_rollout
 

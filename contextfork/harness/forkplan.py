@@ -12,7 +12,9 @@ only once its exact text was found, hash-equal, in the verified cold node of its
 
 from __future__ import annotations
 
+import copy
 import json
+import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +111,23 @@ def _carry(plan: ForkPlan, raw: RawLine, skel: dict[str, Any]) -> None:
     plan.source.append(Record(n, raw.offset, raw.length, raw.digest, skel))
 
 
+_LINK_KEYS = ("type", "subtype", "uuid", "parentUuid")
+
+
+def _links(obj: dict[str, Any]) -> dict[str, Any]:
+    """What ``live_offsets`` and the renaming read of a line, as its skeleton has it
+    (``claude_tree.skeleton``: a ``None`` or ``False`` left out): a fork of a 55 MB session held
+    every carried line's whole skeleton at its peak (issue 27)."""
+    out = {k: v for k in _LINK_KEYS if (v := obj.get(k)) is not None and v is not False}
+    for k in ("type", "subtype"):
+        v = out.get(k)
+        if type(v) is str:
+            out[k] = sys.intern(v)
+    if out.get("type") == "system" and "compactMetadata" in obj:
+        out["compactMetadata"] = obj["compactMetadata"]
+    return out
+
+
 def live_offsets(objs: dict[int, dict[str, Any]]) -> set[int]:
     """Offsets of the lines the harness sends next: from the last compaction boundary on, plus
     the segment it kept verbatim across it; every line when there was no compaction. ``objs``:
@@ -158,16 +177,18 @@ def build_fork(
                 held.add(r.offset)
             if brief is not None:
                 briefs.setdefault(r.offset, brief.text)
-    # The lines are read twice, never held whole (issue 27): their skeletons first (which are
-    # live, every uuid to rename), then each live line again as it is rewritten.
+    # The lines are read twice, never held whole (issue 27): what finds the live lines and every
+    # uuid to rename first (``_links``: a few keys of each line), then each live line again as
+    # it is rewritten, its skeleton taken then.
     order = sorted(raw)
-    skeletons = {o: skeleton(json.loads(data))
-                 for o, data in zip(order, read_raw(raw[o][0] for o in order), strict=True)}
-    live = live_offsets(skeletons)
+    links = {o: _links(json.loads(data))
+             for o, data in zip(order, read_raw(raw[o][0] for o in order), strict=True)}
+    live = live_offsets(links)
     # Every new uuid up front: a compaction boundary names its summary line, which comes after it.
     renamed = {
-        str(o["uuid"]): str(uuid.uuid4()) for o in skeletons.values() if isinstance(o.get("uuid"), str)
+        str(o["uuid"]): str(uuid.uuid4()) for o in links.values() if isinstance(o.get("uuid"), str)
     }
+    del links
     verified: dict[int, dict[str, str]] = {}
     uuids: dict[str, str] = {}
     plan = ForkPlan(new_id, left_out=len(raw) - len(live))
@@ -176,7 +197,10 @@ def build_fork(
     for offset, data in zip(in_fork, read_raw(raw[o][0] for o in in_fork), strict=True):
         step_index = raw[offset][1]
         obj = json.loads(data)
-        _carry(plan, raw[offset][0], skeletons[offset])
+        skel = skeleton(obj)  # as the original has it: the renaming below changes ``obj``
+        if "compactMetadata" in skel:
+            skel["compactMetadata"] = copy.deepcopy(skel["compactMetadata"])
+        _carry(plan, raw[offset][0], skel)
         old = obj.get("uuid")
         new_uuid = renamed.get(old) if isinstance(old, str) else None
         if isinstance(old, str) and new_uuid:

@@ -285,7 +285,11 @@ def subagent_files(path: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.jsonl") if p.is_file())
 
 
-def load(path: Path, *, include_subagents: bool = True) -> Session:
+def load(
+    path: Path, *, include_subagents: bool = True, between: Callable[[], None] | None = None
+) -> Session:
+    """``between``: run once every line's skeleton is gone and before any step is built
+    (``load_session``)."""
     source = SourceFile(path)
     stats = read_records(path, skeleton)
     require_records(path, stats, "Claude Code")
@@ -302,6 +306,8 @@ def load(path: Path, *, include_subagents: bool = True) -> Session:
                 inline.setdefault(str(r.obj.get("agentId") or "sidechain"), []).append(r)
     sides = [(a, prepare(recs)) for a, recs in inline.items()]
     del records, inline  # every line's skeleton goes before the steps are built (issue 27)
+    if between is not None:
+        between()
     session = build_prepared(main, path=path, malformed=malformed, agent_id=agent, source=source)
     if not include_subagents:
         return session

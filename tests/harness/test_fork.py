@@ -308,3 +308,30 @@ def test_fork_parses_the_original_transcript_once(
     data = _fork(repo, t)
     assert data["stubbed"], "the fixture should fold something out"
     assert reads == [True], reads
+
+
+def test_the_plan_carries_each_lines_skeleton_as_the_original_has_it(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """The first pass keeps four keys of each line (issue 27); a carried line's skeleton is
+    taken from its second parse before the fork renames it: the boundary's preserved segment
+    still names the original's uuids there."""
+    from contextfork.cold.api import fold_session
+    from contextfork.harness.forkplan import build_fork
+    from contextfork.transcript.claude_tree import skeleton
+
+    t = _compacted_with_preserved_tail(tmp_path / "proj" / "s.jsonl", repo.path)
+    original = load_session(t)
+    orig_id = str(original.session_id)
+    fold_session(t, repo=repo.path, session=orig_id, loaded=original)
+    plan = build_fork(original, repo.path, orig_id, "99999999-3333-4444-8555-666666666666")
+    lines = {}
+    with t.open("rb") as fh:
+        offset = 0
+        for raw in fh:
+            lines[offset] = json.loads(raw)
+            offset += len(raw)
+    assert plan.source and plan.stubs
+    for rec in plan.source:
+        assert rec.obj == skeleton(lines[rec.offset]), rec.offset
+    assert any("compactMetadata" in rec.obj for rec in plan.source)

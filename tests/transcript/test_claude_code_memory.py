@@ -60,3 +60,27 @@ def test_loading_a_session_leaves_the_garbage_collector_as_it_found_it(transcrip
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _steps_alive() -> int:
+    from contextfork.transcript.model import Step
+
+    gc.collect()
+    return sum(isinstance(o, Step) for o in gc.get_objects())
+
+
+def test_between_runs_once_when_the_skeletons_are_gone_and_no_step_is_built(
+    transcripts_dir: Path, tmp_path: Path
+) -> None:
+    """Where ``fold session`` and ``fork`` load the tokenizer's vocabulary (``tokens.warm``):
+    in the room the first pass freed, not on top of the built session (-9 MB at 55 MB)."""
+    path = tmp_path / "s.jsonl"  # a file of its own: no session of it is held yet
+    path.write_bytes((transcripts_dir / "claude-code" / "tool_heavy.jsonl").read_bytes())
+    before = _steps_alive()
+    seen: list[int] = []
+    session = load_session(path, include_subagents=False, between=lambda: seen.append(_steps_alive()))
+    assert seen == [before]
+    assert session.steps
+    again: list[int] = []
+    assert load_session(path, include_subagents=False, between=lambda: again.append(1)) is session
+    assert again == [1]  # a held session: still run once
