@@ -85,7 +85,8 @@ def _git_daemon(root: Path) -> Iterator[str]:
         port = s.getsockname()[1]
     proc = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
                              f"--base-path={root}", "--listen=127.0.0.1", f"--port={port}", str(root)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -94,7 +95,8 @@ def _git_daemon(root: Path) -> Iterator[str]:
             time.sleep(0.1)
         yield f"git://127.0.0.1:{port}/remote.git"
     finally:
-        proc.kill()
+        # `git daemon` runs `git-daemon` as its child: kill the group, or the child outlives us
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
 
 
