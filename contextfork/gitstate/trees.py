@@ -51,7 +51,7 @@ def sweep_stale_temps(gdir: Path) -> list[str]:
 
     Names carry the owner's pid; only a dead owner's, or an old one's, are removed.
     """
-    from contextfork.atomic import is_stale, owner_pid
+    from contextfork.staleness import is_stale, owner_pid
 
     removed: list[str] = []
     try:

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from contextfork.atomic import pid_alive
 from contextfork.errors import CheckFailed
+from contextfork.staleness import pid_alive
 
 STATE = "proxy.json"
 CLIENTS = "clients"
