@@ -30,22 +30,13 @@ import pytest
 
 from contextfork.server import client
 from tests.helpers import Repo, clean_env
+from tests.server import conftest as server_fixtures
 from tests.server.conftest import Served
 
 pytestmark = pytest.mark.skipif(not client._supported(), reason="needs fork(), /proc and SCM_RIGHTS")
 
 CONTEXTFORK = [sys.executable, "-m", "contextfork"]
-
-
-@pytest.fixture
-def served() -> Iterator[Served]:
-    directory = Path(tempfile.mkdtemp(prefix="cfs-", dir="/tmp"))
-    s = Served(directory)
-    try:
-        yield s
-    finally:
-        s.run("server", "stop", "--all")
-        shutil.rmtree(directory, ignore_errors=True)
+served = server_fixtures.served  # the served fixture of tests/server, shared
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str], preexec: Callable[[], None] | None = None,
