@@ -92,8 +92,9 @@ def _commands(c: _Cutter) -> Iterator[list[Any]]:
     seen: dict[str, str] = {}
     for cmd, call, runs in W.rank_commands(c.live.calls, c.command_of, c.task):
         body = W.head_tail(call.result, OUTPUT_HEAD, OUTPUT_LINES, OUTPUT_CHARS)
-        if body and body in seen and len(body) > 40:
-            body = f"(the same output as `$ {seen[body][:80]}`)"
+        same = f"(the same output as `$ {seen.get(body, '')[:80]}`)"
+        if body and body in seen and len(same) < len(body):  # a pointer never costs more than the output
+            body = same
         else:
             seen.setdefault(body, cmd)
         c.shown_commands.add(cmd)

@@ -89,10 +89,10 @@ def test_a_list_of_names_that_does_not_fit_is_cut_not_dropped(tmp_path: Path) ->
 def test_a_command_shown_with_its_output_is_not_listed_again(tmp_path: Path) -> None:
     w = Writer(tmp_path)
     w.prompt("Tidy up")
-    for i in range(30):
+    for i in range(60):
         w.call("Bash", {"command": f"run-step {i:02d}"}, f"step {i:02d} ok\n" + "y" * 200)
     text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 9_000)
-    assert text.count("$ run-step 29") == 1  # once, with its output
+    assert text.count("$ run-step 59") == 1  # once, with its output
     at = text.index("## commands")
     listed = [ln.split(" → ")[0] for ln in text[at:].splitlines() if ln.startswith("$ ")]
     assert listed and all(text.count(cmd + "\n") == 0 and text.count(cmd) == 1 for cmd in listed)
@@ -108,3 +108,29 @@ def test_a_check_the_parent_ran_outranks_newer_one_off_commands(tmp_path: Path) 
     at = text.index("## working_set")
     first = next(ln for ln in text[at:].splitlines() if ln.startswith("$ "))
     assert first == "$ pytest tests/test_round.py -q"
+
+
+def test_a_file_is_shown_without_its_line_number_prefixes(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Port the reader")
+    body = "".join(f"{n:>6}→    value_{n} = compute_reader_value({n})\n" for n in range(1, 40))
+    w.call("Read", {"file_path": f"{tmp_path}/src/reader.py"}, body)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert "\n    value_1 = compute_reader_value(1)\n    value_2 = compute_reader_value(2)" in text
+    assert "→" not in text  # the ~7 characters a line went to content: more lines fit
+
+
+def test_a_pointer_to_an_output_shown_already_never_costs_more_than_the_output(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Write the fixtures")
+    quiet = "<returncode>0</returncode>\n<output>\n</output>"  # what a command with no output gives
+    for i in range(4):
+        w.call("Bash", {"command": f"cat <<'EOF' > fixture_{i}.py\nimport pytest\nEOF"}, quiet)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert "the same output as" not in text
+    assert text.count("</output>") == 4
+    long_output = "\n".join(f"collected item {n} of the suite, all fine" for n in range(8))
+    w.call("Bash", {"command": "pytest -q tests/one"}, long_output)
+    w.call("Bash", {"command": "pytest -q tests/two"}, long_output)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert text.count("(the same output as `$ pytest -q tests/two`)") == 1  # a long one is still named
