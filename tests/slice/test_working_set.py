@@ -134,3 +134,22 @@ def test_a_pointer_to_an_output_shown_already_never_costs_more_than_the_output(t
     w.call("Bash", {"command": "pytest -q tests/two"}, long_output)
     text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
     assert text.count("(the same output as `$ pytest -q tests/two`)") == 1  # a long one is still named
+
+
+def test_a_file_edited_after_its_read_says_so_in_one_line_and_an_only_edited_file_shows_its_edit(
+    tmp_path: Path,
+) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Fix the reader")
+    w.call("Read", {"file_path": f"{tmp_path}/src/reader.py"}, "1\tdef read_all_the_rows():\n2\t    return ROWS\n")
+    for i in range(2):
+        w.call("Edit", {"file_path": f"{tmp_path}/src/reader.py", "old_string": "ROWS", "new_string": f"ROWS_{i}_NEW"},
+               "The file has been updated.")
+    w.call("Edit", {"file_path": f"{tmp_path}/src/writer.py", "old_string": "a", "new_string": "WRITER_EDIT_TEXT"},
+           "The file has been updated.")
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert f"Read {tmp_path}/src/reader.py (edited 2× since: re-read it)\ndef read_all_the_rows():" in text
+    at = text.index("## working_set")
+    in_set = text[at : text.index("\n## ", at + 1) if "\n## " in text[at + 1 :] else len(text)]
+    assert "ROWS_1_NEW" not in in_set  # no edit block after a file shown: its room buys more files
+    assert "WRITER_EDIT_TEXT" in in_set  # a file never read: its edit is all there is to show
