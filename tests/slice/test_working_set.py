@@ -153,3 +153,13 @@ def test_a_file_edited_after_its_read_says_so_in_one_line_and_an_only_edited_fil
     in_set = text[at : text.index("\n## ", at + 1) if "\n## " in text[at + 1 :] else len(text)]
     assert "ROWS_1_NEW" not in in_set  # no edit block after a file shown: its room buys more files
     assert "WRITER_EDIT_TEXT" in in_set  # a file never read: its edit is all there is to show
+
+
+def test_a_long_output_keeps_three_first_and_five_last_lines_of_a_usual_width(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Fix the suite")
+    out = "\n".join(f"tests/test_reader.py::test_case_{n:03d} PASSED  [{n:3d}%]" for n in range(40))
+    w.call("Bash", {"command": "pytest -v tests/test_reader.py"}, out)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    rows = out.splitlines()
+    assert all(r in text for r in rows[:3] + rows[-5:])  # ~55 characters a line: 8 of them fit
