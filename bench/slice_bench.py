@@ -1,7 +1,7 @@
 """Role slices benchmark (prints figures; not a test).
 
     python bench/slice_bench.py [--data DIR] [--every 5] [--horizon 15] [--budget 9000]
-                                [--split tune|held-out|dev|fresh|cc-heldout|all] [--fresh-dir DIR]
+                                [--split tune|held-out|dev|fresh|cc-heldout|cc-legacy|all] [--fresh-dir DIR]
                                 [--store none|real|all] [--no-task] [--misses ROLE]
 
 Sessions, split by source (the first working-set rules were tuned on ``tune`` only and scored on
@@ -18,8 +18,13 @@ Sessions, split by source (the first working-set rules were tuned on ``tune`` on
   only after the rules were fixed; ``--misses`` never prints its probes.
 - cc-heldout: four other real Claude Code sessions of the same source, with five real Task calls
   and their recorded subagents, chosen by a fixed rule and extracted outside the repository by
-  ``bench/slice_task_set.py`` (default ``~/.cache/contextfork-bench/task-heldout``). It is what
-  scores the task-keyed slice; ``--misses`` never prints its probes.
+  ``bench/slice_task_set.py`` (default ``~/.cache/contextfork-bench/task-heldout``).
+  ``fresh`` and ``cc-heldout`` were scored once, then looked at: since then they are dev sets too.
+- cc-legacy: the held-out set of the third revision, frozen before it: 15 real Claude Code
+  sessions (1.0.80–1.0.90) of another user and project, with 59 real Task calls whose subagents
+  were recorded inline (``isSidechain`` lines in the parent's own file), chosen by a fixed rule and
+  extracted by ``bench/slice_legacy_set.py`` (default ``~/.cache/contextfork-bench/cc-legacy``);
+  ``--misses`` and the per-spawn lines never show it.
 
 The task, as the SubagentStart hook finds it: at a real spawn the parent's transcript is cut
 just after the Agent/Task call's line, and the call is found in that prefix by the hook's own
@@ -32,7 +37,8 @@ folded steps, as the hook does when the parent has a store; ``none``: no store.
 
 At each spawn point:
 - real spawns: the parent's Task/Agent calls whose subagent transcript is recorded
-  (``<session>/subagents/agent-<id>.jsonl``; compaction agents skipped);
+  (``<session>/subagents/agent-<id>.jsonl``, compaction agents skipped; without that folder, the
+  inline sidechains of Claude Code before 2.0);
 - pseudo spawns (synthetic): every ``--every`` tool calls of the parent, the next ``--horizon``
   tool calls of the parent itself stand in for a subagent handed the rest of the work.
 
@@ -105,11 +111,15 @@ class Parsed:
 def parse(path: Path, sidechain: bool = False) -> Parsed:
     """Claude Code or pi lines (main chain only; a subagent's own file, ``sidechain``: its lines,
     which Claude Code marks ``isSidechain``) → calls in order with their results."""
+    return parse_lines(path.read_bytes().splitlines(keepends=True), sidechain)
+
+
+def parse_lines(lines: list[bytes], sidechain: bool = False) -> Parsed:
     out = Parsed()
     by_id: dict[str, dict[str, Any]] = {}
     said: list[str] = []  # words since the previous call (a user's prompt, the assistant's text)
     off = 0
-    for raw in path.read_bytes().splitlines(keepends=True):
+    for raw in lines:
         end = off + len(raw)
         off = end
         try:
@@ -235,6 +245,8 @@ def spawns(path: Path, parsed: Parsed, every: int, horizon: int, pseudo_task: st
             first = next((json.loads(x) for x in f.read_bytes().splitlines() if b'"type":"user"' in x.replace(b" ", b"")), {})
             prompt = (first.get("message") or {}).get("content")
             recorded[str(prompt)[:200]] = (f.name, parse(f, sidechain=True).calls)
+    else:
+        recorded.update(inline_sidechains(path))
     for k, c in enumerate(calls):
         if c["name"] in AGENT_CALLS:
             prompt = str(c["input"].get("prompt"))
@@ -252,6 +264,35 @@ def spawns(path: Path, parsed: Parsed, every: int, horizon: int, pseudo_task: st
     return out
 
 
+def inline_sidechains(path: Path) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """Claude Code before 2.0 kept a subagent's lines in the parent's file (``isSidechain``): a
+    sidechain starts with a user line without ``parentUuid`` (the Task prompt) and goes on by
+    ``parentUuid``. Prompt (first 200 characters) → (a name, the subagent's calls)."""
+    chains: dict[str, list[bytes]] = {}
+    root_of: dict[str, str] = {}
+    for raw in path.read_bytes().splitlines(keepends=True):
+        if b"isSidechain" not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or not obj.get("isSidechain") or not isinstance(obj.get("uuid"), str):
+            continue
+        parent = obj.get("parentUuid")
+        root = obj["uuid"] if parent is None else root_of.get(str(parent))
+        if root is None:
+            continue
+        root_of[obj["uuid"]] = root
+        chains.setdefault(root, []).append(raw)
+    out: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for root, lines in chains.items():
+        prompt = (json.loads(lines[0]).get("message") or {}).get("content")
+        if isinstance(prompt, str):
+            out.setdefault(prompt[:200], (f"sidechain {root[:8]}", parse_lines(lines, sidechain=True).calls))
+    return out
+
+
 def live_tokens(parsed: Parsed, cut_at: int) -> int:
     rec = [t for e, t in parsed.usage if e <= cut_at]
     if rec:
@@ -261,6 +302,8 @@ def live_tokens(parsed: Parsed, cut_at: int) -> int:
 
 FRESH_DIR = Path.home() / ".cache/contextfork-bench/heldout2"
 TASK_DIR = Path.home() / ".cache/contextfork-bench/task-heldout"
+LEGACY_DIR = Path.home() / ".cache/contextfork-bench/cc-legacy"
+HELD_OUT = ("cc-legacy",)  # never printed per probe (``--misses``) nor per spawn
 
 
 def _as_pi(label: str, folder: Path, tmp: Path, prefix: str) -> list[tuple[str, Path]]:
@@ -273,7 +316,8 @@ def _as_pi(label: str, folder: Path, tmp: Path, prefix: str) -> list[tuple[str, 
     return out
 
 
-def sessions(base: Path, split: str, tmp: Path, fresh: Path, task_dir: Path) -> list[tuple[str, Path]]:
+def sessions(base: Path, split: str, tmp: Path, fresh: Path, task_dir: Path,
+             legacy_dir: Path = LEGACY_DIR) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
     if split in ("tune", "dev", "all"):
         out += [("tune", p) for p in sorted((base / "claude-code").glob("*.jsonl"))]
@@ -290,6 +334,11 @@ def sessions(base: Path, split: str, tmp: Path, fresh: Path, task_dir: Path) -> 
         if not found:
             print(f"cc-heldout: skipped (no *.jsonl in {task_dir}: run bench/slice_task_set.py)")
         out += [("cc-heldout", p) for p in found]
+    if split in ("cc-legacy", "all"):
+        found = sorted(legacy_dir.glob("*.jsonl"))
+        if not found:
+            print(f"cc-legacy: skipped (no *.jsonl in {legacy_dir}: run bench/slice_legacy_set.py)")
+        out += [("cc-legacy", p) for p in found]
     return out
 
 
@@ -358,9 +407,10 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=15)
     ap.add_argument("--budget", type=int, default=R.DEFAULT_BUDGET)
-    ap.add_argument("--split", choices=("tune", "held-out", "dev", "fresh", "cc-heldout", "all"), default="dev")
+    ap.add_argument("--split", choices=("tune", "held-out", "dev", "fresh", "cc-heldout", "cc-legacy", "all"), default="dev")
     ap.add_argument("--fresh-dir", default=str(FRESH_DIR))
     ap.add_argument("--task-dir", default=str(TASK_DIR))
+    ap.add_argument("--legacy-dir", default=str(LEGACY_DIR))
     ap.add_argument("--store", choices=("none", "real", "all"), default="real",
                     help="fold the parent up to the spawn point into a cold store (real spawns, all, none)")
     ap.add_argument("--no-task", action="store_true", help="key every slice by role alone")
@@ -375,7 +425,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for group, path in sessions(base, args.split, tmp, Path(args.fresh_dir).expanduser(),
-                                    Path(args.task_dir).expanduser()):
+                                    Path(args.task_dir).expanduser(), Path(args.legacy_dir).expanduser()):
             rows, totals = groups.setdefault(group, (
                 {r: {k: [] for k in ("ratio", "tokens", "files", "files_c", "cmds", "cmds_c", "real_n", "real_c",
                                      "task_blocks", "labels")} for r in ROLES},
@@ -422,16 +472,16 @@ def main() -> int:
                         if sp["kind"] == "real":
                             row["real_n"].append(named)
                             row["real_c"].append(with_content)
-                        if role == args.misses and group not in ("fresh", "cc-heldout") and not with_content:
+                        if role == args.misses and group not in HELD_OUT and not with_content:
                             rec = "in record" if in_record(sp["parent_calls"], p) else "not in record"
                             print(f"MISS {group} {path.name[:20]} {sp['sub']} {p[0]} named={named} {rec}: {p[1][:150]}")
                     line.append(f"{role[:4]} {tok:>5}")
                     row["task_blocks"].append(sum(b["section"] == "task" for b in out["blocks"]))
                     if out["text"]:  # what the blocks' label lines cost: "[label]\n"
                         row["labels"].append(sum(len(b["label"]) + 3 for b in out["blocks"]))
-                if not args.quiet and group not in ("fresh", "cc-heldout"):
+                if not args.quiet and group not in HELD_OUT:
                     print("  ".join(line))
-    for name in ("tune", "held-out", "fresh", "cc-heldout"):
+    for name in ("tune", "held-out", "fresh", "cc-heldout", "cc-legacy"):
         if name in groups:
             report(name, *groups[name], args.budget)
     if not ms:

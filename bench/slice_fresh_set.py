@@ -72,9 +72,10 @@ def choose(names: list[str]) -> list[str]:
 
 def extract(repo: str, commit: str, pinned: dict[str, str], default_out: Path,
             choose_in: Callable[[Path], list[str]], source: Callable[[str], str],
-            dest: Callable[[str], str]) -> int:
+            dest: Callable[[str], str], at_commit: bool = True) -> int:
     """Clone (or use ``--git-dir``), check that the rule ``choose_in`` still picks exactly the
-    pinned names, and write each one's bytes after checking its pinned SHA-256."""
+    pinned names, and write each one's bytes after checking its pinned SHA-256. ``source`` gives
+    a path at ``commit``, or (``at_commit=False``) a whole ``<commit>:<path>`` of its own."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--git-dir")
     ap.add_argument("--out", default=str(default_out))
@@ -88,7 +89,7 @@ def extract(repo: str, commit: str, pinned: dict[str, str], default_out: Path,
         if list(pinned) != chosen:
             sys.exit(f"the rule picked {chosen}, not the pinned list")
         for name in chosen:
-            data = git(git_dir, "show", f"{commit}:{source(name)}")
+            data = git(git_dir, "show", f"{commit}:{source(name)}" if at_commit else source(name))
             digest = hashlib.sha256(data).hexdigest()
             if pinned[name] != digest:
                 sys.exit(f"{name}: sha256 {digest}, pinned {pinned[name]}")

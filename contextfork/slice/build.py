@@ -23,6 +23,9 @@ from contextfork.slice.live import AGENT_TOOLS, Call, LiveView, task_text
 from contextfork.slice.sources import Package, Store
 
 EXCERPT = 1_200
+# A label gives the first LABEL_HEX hex digits of a SHA-256 (48 bits: enough to check bytes
+# against, and a label costs ~40 characters, not ~60: a slice holds 30 or more of them)
+LABEL_HEX = 12
 RESERVE = 250  # chars kept for the line that names what was left out
 COMMAND_LIST = 24  # the commands section: at most this many (a list that does not fit is cut)
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead")
@@ -87,17 +90,17 @@ class Cutter:
         sha = sha256_bytes(self.live.bytes_of(span))
         ref: dict[str, Any] = {"kind": "live", "bytes": list(span), "sha256": sha}
         step = self._step_at(call.span[0])
-        label = f"live transcript bytes {span[0]}-{span[1]} sha256 {sha[:16]}"
+        label = f"bytes {span[0]}-{span[1]} sha256 {sha[:LABEL_HEX]}"
         if step is not None and self.store is not None:
             ref["step"] = step
             ref["payload_sha256"] = self.store.sha.get(step)
-            label = f"step {step} payload_sha256 {str(ref['payload_sha256'])[:16]} · {label}"
+            label = f"step {step} payload {str(ref['payload_sha256'])[:LABEL_HEX]} · {label}"
         return label, ref
 
     def pkg_ref(self, part: str) -> tuple[str, dict[str, Any]]:
         assert self.pkg is not None
         sha = self.pkg.handoff_sha if part == "handoff.json" else str(self.pkg.diff_sha)
-        return (f"package {self.pkg.package_id} {part} sha256 {sha[:16]}",
+        return (f"package {self.pkg.package_id} {part} sha256 {sha[:LABEL_HEX]}",
                 {"kind": "package", "package": self.pkg.package_id, "part": part, "sha256": sha})  # fmt: skip
 
     def _pkg_block(self, section: str, text: str, part: str = "handoff.json") -> list[Block]:
@@ -160,8 +163,8 @@ class Cutter:
         if self.store is not None and self.task:
             shown, _left = self.store.page_in(self.task, 4_000)
             for s in shown:
-                label = (f"step {s['step_id']} of session {self.store.session_id} payload_sha256 "
-                         f"{str(s['sha256'])[:16]} ({s['mode']})")  # fmt: skip
+                label = (f"step {s['step_id']} of session {self.store.session_id} payload "
+                         f"{str(s['sha256'])[:LABEL_HEX]} ({s['mode']})")  # fmt: skip
                 ref = {"kind": "store", "step": s["step_id"], "sha256": s["sha256"],
                        "session": self.store.session_id}  # fmt: skip
                 out.append(Block("task", str(s["block"]), label, ref))
@@ -441,8 +444,8 @@ def cut(live: LiveView, store: Store | None, pkg: Package | None, role: R.Role, 
     who = f" (agent type {agent_type})" if agent_type else ""
     head = (f"contextfork slice of the parent session{f' {session}' if session else ''} for the "
             f"{role.name} role{who}. Each block is exact content of the parent's record; its "
-            "label says where (package part, folded step, live transcript bytes) and the SHA-256 "
-            "of those bytes.\n")  # fmt: skip
+            "label says where (package part, folded step and its payload SHA-256, or bytes A-B "
+            "of the parent's live transcript) and the SHA-256 of those bytes (first hex digits).\n")  # fmt: skip
     if task:
         head += "Task: " + _cut(task, 300).replace("\n", " ") + "\n"
     text, shown, left = assemble(blocks, head, role.budget, session)

@@ -24,14 +24,14 @@ from contextfork.slice.live import Call
 # the standalone sections: a file per WORK_FILE_BUDGET chars of the budget (10 at the default
 # 9,000), a command per WORK_COMMAND_BUDGET (6); each file's content and output cut to these sizes
 WORK_FILE_BUDGET, WORK_FILE_CHARS, WORK_EDITS, WORK_EDIT_CHARS = 900, 300, 1, 200
-SET_FILE_CHARS, SET_EDIT_CHARS = 240, 160  # the same in working_set (smaller: more files fit)
+SET_FILE_CHARS, SET_EDIT_CHARS = 200, 80  # the same in working_set (smaller: more files fit)
 WORK_COMMAND_BUDGET, WORK_OUTPUT_CHARS = 1_500, 300
 # working_set: the room it may fill (a share of the budget: the short lists after it keep some),
 # each kind's floor, the per-item sizes, and how many candidates of each kind are looked at
 SET_SHARE = 0.9
-WORK_RANGES, WORK_RANGE_CHARS = 2, 240  # other parts of a file the parent read (another offset)
+WORK_RANGES, WORK_RANGE_CHARS = 2, 160  # other parts of a file the parent read (another offset)
 MIN_SHARE = 0.25
-OUTPUT_HEAD, OUTPUT_LINES, OUTPUT_CHARS, COMMAND_CHARS = 3, 5, 320, 300
+OUTPUT_HEAD, OUTPUT_LINES, OUTPUT_CHARS, COMMAND_CHARS = 3, 5, 520, 300
 
 
 class _Cutter(Protocol):
@@ -52,12 +52,17 @@ def _file_blocks(c: _Cutter, section: str, path: str) -> tuple[list[Any], list[A
     size, edit_size = (SET_FILE_CHARS, SET_EDIT_CHARS) if section == "working_set" else (WORK_FILE_CHARS, WORK_EDIT_CHARS)
     shown, edits = W.content_call(calls, path, c.files_of)
     out, more = [], []
+    # in working_set a file shown is followed by no edit block: the head says it was edited since
+    # (a subagent re-reads the file as it is now; the room buys more files: measured, see docs)
+    later = edits[-WORK_EDITS:] if section != "working_set" or shown is None else []
     if shown is not None:
         head = c.describe(shown, 0).split("\n", 1)[0]
+        if edits and not later:
+            head += f" (edited {len(edits)}× since: re-read it)"
         out.append(c._call_block(section, shown, f"{head}\n{W.shown_content(shown, size)}"))
     # in working_set a file's blocks follow each other: the path is named once, in the first
     name = "the same file" if section == "working_set" and shown is not None else path
-    for e in edits[-WORK_EDITS:]:
+    for e in later:
         out.append(c._call_block(section, e, f"Edit {name} (after that):\n{W.edit_text(e, edit_size)}"))
     if shown is not None and section == "working_set":
         for r in W.other_ranges(calls, path, c.files_of, shown, WORK_RANGES):
@@ -92,8 +97,9 @@ def _commands(c: _Cutter) -> Iterator[list[Any]]:
     seen: dict[str, str] = {}
     for cmd, call, runs in W.rank_commands(c.live.calls, c.command_of, c.task):
         body = W.head_tail(call.result, OUTPUT_HEAD, OUTPUT_LINES, OUTPUT_CHARS)
-        if body and body in seen and len(body) > 40:
-            body = f"(the same output as `$ {seen[body][:80]}`)"
+        same = f"(the same output as `$ {seen.get(body, '')[:80]}`)"
+        if body and body in seen and len(same) < len(body):  # a pointer never costs more than the output
+            body = same
         else:
             seen.setdefault(body, cmd)
         c.shown_commands.add(cmd)

@@ -137,9 +137,13 @@ def other_ranges(calls: list[Call], path: str, files_of: FilesOf, shown: Call, m
     return out
 
 
+_LINE_NO = re.compile(r"^ *\d+(→|\t)", re.M)
+
+
 def shown_content(call: Call, limit: int) -> str:
-    """What the call shows of the file: the Read result, or the content written."""
-    text = call.result if call.name in READ_TOOLS else str(call.input.get("content", ""))
+    """What the call shows of the file: the Read result without its line-number prefixes (the
+    head names the range; ~7 characters a line kept for content), or the content written."""
+    text = _LINE_NO.sub("", call.result) if call.name in READ_TOOLS else str(call.input.get("content", ""))
     return excerpt_head(text, limit)
 
 

@@ -68,7 +68,7 @@ def test_a_subagents_first_request_carries_the_slice_for_its_agent_type(claude: 
     assert "for the default role (agent type general-purpose)" in text
     assert "Task: SUBTASK-one: fix the zorblax reader" in text
     assert f"$ {FAILING} (failed)" in text  # the parent's failed call: do not retry
-    assert re.search(r"\[live transcript bytes \d+-\d+ sha256 [0-9a-f]{16}\]", text)
+    assert re.search(r"\[bytes \d+-\d+ sha256 [0-9a-f]{12}\]", text)
     parent_text = "".join(request_text(b) for b in claude.mock.main_requests() if _parent(b))
     assert "contextfork slice of the parent" not in parent_text  # the parent is not given it
     assert starts[aid]["role"] == "default" and starts[aid]["task"]["matched"] in ("exact", "matched")
@@ -147,5 +147,5 @@ def test_fork_role_writes_a_session_claude_resumes_with_only_the_slice(claude: C
     text = request_text(claude.mock.main_requests()[-1])
     assert f"This session continues session {first['session_id']}" in text
     assert "for the coder role" in text and f"$ {FAILING}" in text
-    assert re.search(r"\[step \d+ payload_sha256 [0-9a-f]{16}", text)  # the parent was folded
+    assert re.search(r"\[step \d+ payload [0-9a-f]{12} · bytes", text)  # the parent was folded
     assert "Fix the zorblax reader" not in text.split("contextfork slice of the parent")[0]

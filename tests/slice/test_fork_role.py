@@ -24,7 +24,7 @@ def test_fork_role_writes_one_message_holding_the_slice_and_links_the_parent(rep
     assert forked.session_id == data["session_id"] and len(forked.steps) == 1
     text = forked.steps[0].user_texts[0].text
     assert "for the tester role" in text and "$ pytest tests/test_invoice.py -q" in text
-    assert all(f"step {b['step']} payload_sha256" in text for b in data["blocks"] if b.get("step"))
+    assert all(f"step {b['step']} payload " in text for b in data["blocks"] if b.get("step"))
     record = json.loads(layout.fork_record(repo.path, data["session_id"]).read_text())
     assert record["forked_from"] == SESSION and record["role"] == "tester"
 

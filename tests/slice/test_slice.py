@@ -49,7 +49,9 @@ def test_every_live_block_is_labelled_with_the_sha256_of_exactly_its_bytes(repo:
     for b in live:
         start, end = b["bytes"]
         assert hashlib.sha256(raw[start:end]).hexdigest() == b["sha256"]
-        assert f"sha256 {b['sha256'][:16]}" in b["label"]
+        # terse (~40 characters, not ~60: a slice holds 30 or more); a list names what it lists
+        assert b["label"].endswith(f"bytes {start}-{end} sha256 {b['sha256'][:12]}")
+        assert b.get("list") or b["label"] == f"bytes {start}-{end} sha256 {b['sha256'][:12]}"
         assert f"[{b['label']}]" in data["text"]
 
 
@@ -158,7 +160,7 @@ def test_with_a_folded_parent_blocks_name_their_store_step_and_payload_sha256(re
         start, end = b.get("bytes", (0, 0))
         if end:  # the block's bytes are inside the folded step's payload
             assert parent.read_bytes()[start:end] in node["content"].encode("utf-8")
-    assert re.search(r"\[step \d+ payload_sha256 [0-9a-f]{16}", data["text"])
+    assert re.search(r"\[step \d+ payload [0-9a-f]{12} · bytes \d+-\d+ sha256 [0-9a-f]{12}\]", data["text"])
 
 
 def test_the_mcp_get_slice_tool_returns_the_same_slice_as_the_cli(

@@ -89,10 +89,10 @@ def test_a_list_of_names_that_does_not_fit_is_cut_not_dropped(tmp_path: Path) ->
 def test_a_command_shown_with_its_output_is_not_listed_again(tmp_path: Path) -> None:
     w = Writer(tmp_path)
     w.prompt("Tidy up")
-    for i in range(30):
+    for i in range(60):
         w.call("Bash", {"command": f"run-step {i:02d}"}, f"step {i:02d} ok\n" + "y" * 200)
     text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 9_000)
-    assert text.count("$ run-step 29") == 1  # once, with its output
+    assert text.count("$ run-step 59") == 1  # once, with its output
     at = text.index("## commands")
     listed = [ln.split(" → ")[0] for ln in text[at:].splitlines() if ln.startswith("$ ")]
     assert listed and all(text.count(cmd + "\n") == 0 and text.count(cmd) == 1 for cmd in listed)
@@ -108,3 +108,58 @@ def test_a_check_the_parent_ran_outranks_newer_one_off_commands(tmp_path: Path) 
     at = text.index("## working_set")
     first = next(ln for ln in text[at:].splitlines() if ln.startswith("$ "))
     assert first == "$ pytest tests/test_round.py -q"
+
+
+def test_a_file_is_shown_without_its_line_number_prefixes(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Port the reader")
+    body = "".join(f"{n:>6}→    value_{n} = compute_reader_value({n})\n" for n in range(1, 40))
+    w.call("Read", {"file_path": f"{tmp_path}/src/reader.py"}, body)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert "\n    value_1 = compute_reader_value(1)\n    value_2 = compute_reader_value(2)" in text
+    assert "→" not in text  # the ~7 characters a line went to content: more lines fit
+
+
+def test_a_pointer_to_an_output_shown_already_never_costs_more_than_the_output(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Write the fixtures")
+    quiet = "<returncode>0</returncode>\n<output>\n</output>"  # what a command with no output gives
+    for i in range(4):
+        w.call("Bash", {"command": f"cat <<'EOF' > fixture_{i}.py\nimport pytest\nEOF"}, quiet)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert "the same output as" not in text
+    assert text.count("</output>") == 4
+    long_output = "\n".join(f"collected item {n} of the suite, all fine" for n in range(8))
+    w.call("Bash", {"command": "pytest -q tests/one"}, long_output)
+    w.call("Bash", {"command": "pytest -q tests/two"}, long_output)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert text.count("(the same output as `$ pytest -q tests/two`)") == 1  # a long one is still named
+
+
+def test_a_file_edited_after_its_read_says_so_in_one_line_and_an_only_edited_file_shows_its_edit(
+    tmp_path: Path,
+) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Fix the reader")
+    w.call("Read", {"file_path": f"{tmp_path}/src/reader.py"}, "1\tdef read_all_the_rows():\n2\t    return ROWS\n")
+    for i in range(2):
+        w.call("Edit", {"file_path": f"{tmp_path}/src/reader.py", "old_string": "ROWS", "new_string": f"ROWS_{i}_NEW"},
+               "The file has been updated.")
+    w.call("Edit", {"file_path": f"{tmp_path}/src/writer.py", "old_string": "a", "new_string": "WRITER_EDIT_TEXT"},
+           "The file has been updated.")
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    assert f"Read {tmp_path}/src/reader.py (edited 2× since: re-read it)\ndef read_all_the_rows():" in text
+    at = text.index("## working_set")
+    in_set = text[at : text.index("\n## ", at + 1) if "\n## " in text[at + 1 :] else len(text)]
+    assert "ROWS_1_NEW" not in in_set  # no edit block after a file shown: its room buys more files
+    assert "WRITER_EDIT_TEXT" in in_set  # a file never read: its edit is all there is to show
+
+
+def test_a_long_output_keeps_three_first_and_five_last_lines_of_a_usual_width(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    w.prompt("Fix the suite")
+    out = "\n".join(f"tests/test_reader.py::test_case_{n:03d} PASSED  [{n:3d}%]" for n in range(40))
+    w.call("Bash", {"command": "pytest -v tests/test_reader.py"}, out)
+    text = _slice(w.write(tmp_path / "p.jsonl"), "coder", 4_000)
+    rows = out.splitlines()
+    assert all(r in text for r in rows[:3] + rows[-5:])  # ~55 characters a line: 8 of them fit
