@@ -109,8 +109,7 @@ class Parsed:
 
 
 def parse(path: Path, sidechain: bool = False) -> Parsed:
-    """Claude Code or pi lines (main chain only; a subagent's own file, ``sidechain``: its lines,
-    which Claude Code marks ``isSidechain``) → calls in order with their results."""
+    """Claude Code or pi lines (main chain; a subagent's file, ``sidechain``) → calls in order."""
     return parse_lines(path.read_bytes().splitlines(keepends=True), sidechain)
 
 
@@ -120,8 +119,7 @@ def parse_lines(lines: list[bytes], sidechain: bool = False) -> Parsed:
     said: list[str] = []  # words since the previous call (a user's prompt, the assistant's text)
     off = 0
     for raw in lines:
-        end = off + len(raw)
-        off = end
+        off = end = off + len(raw)
         try:
             obj = json.loads(raw)
         except ValueError:
@@ -379,6 +377,8 @@ def report(name: str, rows: dict[str, dict[str, list[Any]]], totals: dict[str, A
         r = rows[role]
         print(f"  {role:<9} named {_pct(r['real_n'])}  with content {_pct(r['real_c'])} "
               f"({sum(r['real_c'])}/{len(r['real_c'])})  task blocks shown {sum(r['task_blocks'])}")
+    hooked, kinds = totals["hooked"], ", ".join(f"{k} {v}" for k, v in sorted(totals["hooked_roles"].items()))
+    print(f"  each as hooked (its agent_type's role: {kinds}): with content {_pct(hooked)} ({sum(hooked)}/{len(hooked)})")
 
 
 def task_and_store(args: argparse.Namespace, sp: dict[str, Any], view: Any, repo: Path, session: str,
@@ -429,7 +429,7 @@ def main() -> int:
             rows, totals = groups.setdefault(group, (
                 {r: {k: [] for k in ("ratio", "tokens", "files", "files_c", "cmds", "cmds_c", "real_n", "real_c",
                                      "task_blocks", "labels")} for r in ROLES},
-                {"spawns": 0, "real": 0, "probes_file": 0, "probes_cmd": 0, "nothing": [0, 0], "sessions": 0,
+                {"spawns": 0, "real": 0, "hooked": [], "hooked_roles": {}, "probes_file": 0, "probes_cmd": 0, "nothing": [0, 0], "sessions": 0,
                  "record": 0, "task_found": 0, "stored": 0}))
             totals["sessions"] += 1
             parsed = parse(path)
@@ -445,6 +445,9 @@ def main() -> int:
                 ps = probes(sp["parent_calls"], sp["sub_calls"])
                 totals["spawns"] += 1
                 totals["real"] += sp["kind"] == "real"
+                if sp["kind"] == "real":
+                    kind = R.role_for(sp["agent_type"], {})
+                    totals["hooked_roles"][kind] = totals["hooked_roles"].get(kind, 0) + 1
                 nf = sum(k == "file" for k, _, _ in ps)
                 totals["probes_file"] += nf
                 totals["probes_cmd"] += len(ps) - nf
@@ -472,6 +475,8 @@ def main() -> int:
                         if sp["kind"] == "real":
                             row["real_n"].append(named)
                             row["real_c"].append(with_content)
+                            if role == R.role_for(sp["agent_type"], {}):  # the role the hook gives it
+                                totals["hooked"].append(with_content)
                         if role == args.misses and group not in HELD_OUT and not with_content:
                             rec = "in record" if in_record(sp["parent_calls"], p) else "not in record"
                             print(f"MISS {group} {path.name[:20]} {sp['sub']} {p[0]} named={named} {rec}: {p[1][:150]}")
