@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 
 
 def transcript_seed(
-    root: Path, transcript: Path | None, session_id: str | None, harness: str
+    root: Path, transcript: Path | None, session_id: str | None, harness: str,
+    session: Session | None = None,
 ) -> dict[str, Any]:
     """The export seed (telemetry, failed commands, goals), plus the transcript reference.
+    ``session``: the caller's parse of ``transcript``, with its subagents, not read again.
 
     Seeding enriches the handoff; when the transcript cannot be read (corrupt, foreign) the
     package is still exported with the machine-known parts only: a compaction must not lose
@@ -32,9 +34,10 @@ def transcript_seed(
     seed: dict[str, Any] = {}
     if transcript is not None and transcript.is_file():
         try:
-            from contextfork.package.seeding import seed_from_transcript
+            from contextfork.package.seeding import seed_from_transcript, seed_session
 
-            seed = dict(seed_from_transcript(transcript, root) or {})
+            seed = dict((seed_session(session) if session is not None
+                         else seed_from_transcript(transcript, root)) or {})  # fmt: skip
         except ContextforkError:
             seed = {}
         if not seed.get("transcript"):
@@ -59,9 +62,15 @@ def fold_and_export(
     trigger: str,
     goal: str | None = None,
     session: Session | None = None,
+    release: bool = False,
 ) -> dict[str, Any]:
     """Fold the whole transcript into the session's cold store, then export a package.
-    ``session``: the caller's parse of the transcript, without subagents (fold reads no more)."""
+    ``session``: the caller's parse of the transcript, without subagents (fold reads no more).
+    ``release``: ``session`` is the caller's own, with its subagents, and the caller is done
+    with its steps' blocks: the export's seed is taken from it first, then the fold lets each
+    step's blocks go once its node is built (``fork``: issue 27)."""
+    seed = (transcript_seed(root, transcript, session_id, harness, session=session)
+            if release and session is not None else None)  # fmt: skip
     from contextfork.package.api import export_package
     from contextfork.package.export import ExportOptions
 
@@ -72,7 +81,7 @@ def fold_and_export(
 
         try:
             res = cold_api.fold_session(transcript, repo=root, session=session_id,
-                                        loaded=session)
+                                        loaded=session, release=seed is not None)
         except ContextforkError as err:
             # The package is the checkpoint the compaction must not lose: export it anyway.
             info["fold_error"] = f"{type(err).__name__}: {err.one_line()}"
@@ -87,7 +96,7 @@ def fold_and_export(
         transcript=transcript,
         harness=harness,
         goal=goal,
-        seed=transcript_seed(root, transcript, session_id, harness),
+        seed=seed if seed is not None else transcript_seed(root, transcript, session_id, harness),
         cold_store_refs=refs,
     )
     pkg = export_package(root, opts)

@@ -92,9 +92,11 @@ def fold_session(
     store_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     loaded: Session | None = None,
+    release: bool = False,
 ) -> Result:
     """Fold every step of a real transcript (deterministic briefs, raw lines as payload).
-    ``loaded``: the caller's parse of that transcript (``fork`` has one), not read again."""
+    ``loaded``: the caller's parse of that transcript (``fork`` has one), not read again;
+    ``release``: the caller is done with its steps' blocks, which go as they are folded."""
     from contextfork.cold.keyed import fold_keyed
     from contextfork.cold.readable import readable_step
     from contextfork.cold.summary import brief
@@ -111,9 +113,9 @@ def fold_session(
     phash = policy_sha256(load_policy(layout))
     total = len(sess.steps)
     done = 0
-    # A session of our own: each step's blocks (its texts, calls and results: most of the
-    # session's memory) go once its node is built and parked (issue 27). A node built again
-    # under the lock (another writer moved its id) reads its step from a fresh parse.
+    # A session of our own (or released): each step's blocks (its texts, calls and results:
+    # most of the session's memory) go once its node is built and parked (issue 27). A node
+    # built again under the lock (another writer moved its id) reads its step from a fresh parse.
     emptied: set[int] = set()
     fresh: dict[int, Step] = {}
 
@@ -124,7 +126,7 @@ def fold_session(
                 fresh.update((s.index, s) for s in again.steps)
             step = fresh[step.index]
         node = _build(step, step_id, is_open)
-        if loaded is None and step.index not in fresh:
+        if (loaded is None or release) and step.index not in fresh:
             step.blocks = []
             emptied.add(step.index)
         return node

@@ -124,15 +124,16 @@ def fork_session(
     brief adds, nothing is written unless ``force``.
     """
     from contextfork.harness.briefs import fold_and_export
+    from contextfork.slice.units import units_by_call
     from contextfork.telemetry.accounting import context_tokens
     from contextfork.tokens import warm
     from contextfork.transcript import load_session
     from contextfork.transcript.locate import project_dir
 
     transcript = transcript.expanduser()
-    # With its subagents: the export's seed reads them, and gets this same session back
-    # (``load_session`` returns a held session of an unchanged file) instead of a second parse.
-    original = load_session(transcript, between=warm)  # the fold counts every step's tokens
+    # With its subagents (the export's seed reads them); our own, not shared: the fold lets its
+    # steps' blocks go (issue 27), so whatever fork reads of them is taken before the fold.
+    original = load_session(transcript, between=warm, shared=False)  # the fold counts tokens
     if original.format == "codex":
         from contextfork.harness.codex_fork import fork_rollout
 
@@ -164,12 +165,17 @@ def fork_session(
             "(--force forks anyway)",
             before_sha, before_size,
         )
-    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork", session=original)
+    # What fork reads of the blocks, before the fold lets them go (and the export's seed).
+    units = units_by_call(original, repo)  # the subagents' stores: the fold writes none
+    shown = _summary_shown(original, live)
+    cb, tb = context_tokens(original), window_tokens(original)
+    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork", session=original,
+                           release=True)  # fmt: skip
     new_id = str(uuid.uuid4())
     from contextfork.cold.decisions import load_decisions
 
     plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars,
-                      decisions=load_decisions(repo, orig_id))
+                      decisions=load_decisions(repo, orig_id), units=units)
     size = sum(len(line.encode("utf-8")) for line in plan.lines)  # never the body whole twice
     # forced, a fork may stub nothing: it still leaves the lines before the compaction behind
     if (not plan.stubs and not force) or size >= before_size:
@@ -182,7 +188,6 @@ def fork_session(
             transcript, orig_id, why, before_sha, before_size, info["package_id"]
         )
     saved = sum(int(s["chars"]) - int(s["stub_chars"]) for s in plan.stubs if s["position"] in live)
-    shown = _summary_shown(original, live)
     added = _brief_chars(repo, str(info["package_id"]), new_id, shown)
     if not force and saved <= added:
         return _nothing_to_save(
@@ -205,7 +210,7 @@ def fork_session(
         raise IntegrityError(
             f"fork of {transcript.name} failed its read-back check: {problems[0].message}"
         )
-    cb, ca = context_tokens(original), context_tokens(forked)
+    ca = context_tokens(forked)
     atomic.write_json(
         layout.fork_record(repo, new_id),
         {
@@ -217,7 +222,7 @@ def fork_session(
             "summary_sha256": shown,
         },
     )
-    tb, ta = window_tokens(original), window_tokens(forked)
+    ta = window_tokens(forked)
     size_after = target.stat().st_size
     problems += [
         Problem("info", "kept_large_result", f"step {k['step']}: {k['reason']}")

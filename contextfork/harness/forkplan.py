@@ -147,11 +147,13 @@ def live_offsets(objs: dict[int, dict[str, Any]]) -> set[int]:
 
 def build_fork(
     session: Any, repo: Path, orig_id: str, new_id: str, *, min_chars: int = STUB_MIN_CHARS,
-    decisions: Decisions | None = None,
+    decisions: Decisions | None = None, units: dict[str, dict[str, Any]] | None = None,
 ) -> ForkPlan:
     """The fork's lines (pure: reads the cold store, writes nothing). A step the agent pinned
     or expanded (``contextfork context pin``) keeps its results raw in the fork. A subagent's
-    result names the subagent's own folds too (one unit: ``slice.units``)."""
+    result names the subagent's own folds too (one unit: ``slice.units``; ``units``: taken
+    already, while the session's steps held their blocks). Reads each step's raw lines and
+    identity, not its blocks."""
     from contextfork.cold.keyed import known_ids
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
@@ -159,7 +161,8 @@ def build_fork(
     from contextfork.transcript.claude_tree import skeleton
     from contextfork.transcript.source import read_raw
 
-    units = units_by_call(session, repo)
+    if units is None:
+        units = units_by_call(session, repo)
     store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
     cold_ids = known_ids(store, session.steps)  # position -> the step's cold id (its key's)
     raw: dict[int, tuple[RawLine, int]] = {}

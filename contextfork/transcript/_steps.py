@@ -13,11 +13,13 @@ from typing import Any
 from contextfork.transcript.model import (
     Block,
     Compaction,
+    FieldsSets,
     RawLine,
     Step,
     ToolCall,
     ToolResult,
     Usage,
+    share_fields_set,
 )
 
 
@@ -38,6 +40,7 @@ class StepBuilder:
         self.call_owner: dict[str, Step] = {}
         # byte offset of a source line -> the harness's own id for it (prefixed, e.g. "uuid:…")
         self.line_ids: dict[int, str] = {}
+        self.fields_sets: FieldsSets = {}  # blocks as they come, steps and usage once finished
 
     def note_id(self, raw: RawLine | None, line_id: str | None) -> None:
         """Remember the harness's id of a line: a step is keyed by its first identified line."""
@@ -66,7 +69,9 @@ class StepBuilder:
         return step
 
     def _park(self, raw: RawLine | None, ts: Any, blocks: Iterable[Block] = ()) -> None:
-        self.pending_blocks.extend(blocks)
+        for block in blocks:
+            share_fields_set(block, self.fields_sets)
+            self.pending_blocks.append(block)
         if raw is not None:
             self.pending_raw.append(raw)
         if isinstance(ts, str):
@@ -79,6 +84,7 @@ class StepBuilder:
 
     def _add_blocks(self, step: Step, blocks: Iterable[Block]) -> None:
         for block in blocks:
+            share_fields_set(block, self.fields_sets)
             step.blocks.append(block)
             if isinstance(block, ToolCall):
                 self.call_owner[block.id] = step
@@ -126,7 +132,9 @@ class StepBuilder:
             self._park(raw, ts, results)
             return
         self._attach(owner, raw, ts)
-        owner.blocks.extend(results)
+        for result in results:
+            share_fields_set(result, self.fields_sets)
+            owner.blocks.append(result)
         self.closed = True
 
     def usage(self, usage: Usage) -> bool:
@@ -169,6 +177,10 @@ class StepBuilder:
         elif self.pending_raw and self.cur is not None:
             self.cur.raw.extend(self.pending_raw)
         self._assign_keys()
+        for step in self.steps:
+            share_fields_set(step, self.fields_sets)
+            if step.usage is not None:
+                share_fields_set(step.usage, self.fields_sets)
         return self.steps
 
     def _assign_keys(self) -> None:
