@@ -21,6 +21,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from contextfork.inputfile import BOM, max_line_bytes, open_regular
+from contextfork.telemetry import ccstruct
 from contextfork.telemetry.ccline import Line, Unsupported, check
 from contextfork.telemetry.scan import ScanState, feed_line
 
@@ -93,10 +94,32 @@ def finish(out: Read) -> Read:
 def _lines(
     out: Read, seen: set[str], parts: list[bytes], limit: int, tail: dict[str, Any] | None = None
 ) -> None:
-    """Complete lines (or one parsed ``tail``) into ``out``: this loop is most of the pass."""
+    """Complete lines (or one parsed ``tail``) into ``out``: this loop is most of the pass.
+    A main file's lines are decoded by msgspec (``ccstruct``) when it can promise the same
+    ``Line``; every other line (and a subagent's file) by pydantic-core / ``json``."""
     lines, sub = out.lines, out.subagent
     sid, first_ts, last_ts = out.session_id, out.first_ts, out.last_ts
+    decode, line_of, scan_obj = ccstruct.decode, ccstruct.line, ccstruct.scan_obj
     for raw in parts if tail is None else [b""]:
+        if tail is None and not sub and raw and raw[0] not in _SPACE and len(raw) <= limit:
+            rec = decode(raw)
+            if rec is not None:
+                msg = rec.message
+                if msg is not None and msg.usage is not None and b'"usage"' in raw:
+                    # a line with no usage only moves the scan's timestamps, session id and
+                    # cwd, which ``status`` does not read: not fed (it would cost a search)
+                    feed_line(out.billing, seen, raw, scan_obj(rec))
+                out.records += 1
+                lines.append(line_of(rec))
+                if sid is None and rec.sessionId:
+                    sid = rec.sessionId
+                ts = rec.timestamp
+                if ts is not None:
+                    if first_ts is None or ts < first_ts:
+                        first_ts = ts
+                    if last_ts is None or ts > last_ts:
+                        last_ts = ts
+                continue
         obj = _complete(out, seen, raw, limit) if tail is None else tail
         if obj is None:
             continue

@@ -19,9 +19,8 @@ from typing import Any
 from contextfork.errors import ContextforkError
 from contextfork.inputfile import BOM, open_regular
 from contextfork.telemetry import accounting, cccache, ccread, ccsteps
-from contextfork.telemetry.models import Billing
 from contextfork.telemetry.scan import ScanState, merge_billing, subagent_files
-from contextfork.telemetry.status import Facts
+from contextfork.telemetry.status import Facts, billing_data
 
 
 def fast_facts(path: Path) -> Facts | None:
@@ -124,7 +123,7 @@ def _facts(path: Path) -> Facts | None:
         tool_calls=len(calls), tool_errors=sum(1 for _s, r in results if r[3]),
         compactions=cut.compactions,
         touched=accounting.touched_by(((c[2], c[3]) for c in calls), cwd)[0],
-        failed=failed, billing=Billing(method="ccusage", **totals),
+        failed=failed, billing=billing_data("ccusage", totals),
     )
 
 
