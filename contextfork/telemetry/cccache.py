@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from contextfork import layout
 from contextfork.inputfile import max_line_bytes
 from contextfork.telemetry import ccread
@@ -154,7 +156,11 @@ def _load(cfile: Path, path: Path, st: os.stat_result) -> ccread.Read | None:
     """The cached pass of ``path`` if it still describes its first bytes, else None."""
     try:
         with open(cfile, "rb") as fh:
-            data = json.loads(fh.read())
+            raw = fh.read()
+        try:
+            data = msgspec.json.decode(raw)  # three times json's speed on what ``_write`` wrote
+        except (msgspec.MsgspecError, ValueError, RecursionError):  # NaN, a lone surrogate: json
+            data = json.loads(raw)
         offset = data["offset"]
         if (data["version"] != VERSION or data["ino"] != st.st_ino
                 or data["limit"] != max_line_bytes() or not _count(offset)
