@@ -178,3 +178,20 @@ def test_a_line_rewritten_in_the_middle_in_place_is_read_whole_again(
     path.write_bytes(data[:at] + new + data[at + len(old):])
     _same(path)
     assert resumed == [None, None, None]
+
+
+def test_a_cache_msgspec_cannot_read_is_read_by_json_and_still_resumes(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    """A call's input that held NaN is cached as NaN (msgspec refuses it; ``json`` reads it)."""
+    objs = cc21.lines(grow=4)
+    call = next(o for o in objs if o["type"] == "assistant" and "tool_use" in json.dumps(o))
+    block = next(b for b in call["message"]["content"] if b["type"] == "tool_use")
+    block["input"]["timeout"] = float("nan")
+    lines = [dumps(o).encode() + b"\n" for o in objs]
+    assert any(b"NaN" in ln for ln in lines)
+    path = _cached(tmp_path, b"".join(lines[:-3]))
+    assert b"NaN" in cccache.cache_file(path).read_bytes()
+    path.write_bytes(b"".join(lines))
+    _same(path)
+    assert resumed[-1] == len(b"".join(lines[:-3]))
