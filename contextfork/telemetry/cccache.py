@@ -73,14 +73,15 @@ def read(path: Path) -> ccread.Read:
         _write(cfile, {"version": VERSION, "seen": True})
     elif got.offset != start:
         _save(cfile, path, st, got)
+    if got.tail:  # the figures of a pass are kept only when it read the whole file
+        got.fp = None
     return ccread.finish(got)
 
 
 def _write(cfile: Path, payload: dict[str, Any]) -> None:
-    from pydantic_core import to_json
-
     try:
-        data = to_json(payload, inf_nan_mode="constants")  # 5x json.dumps; NaN kept as NaN
+        # 5x json.dumps, NaN kept as NaN; msgspec refuses NaN
+        data = _to_json(payload) if len(payload) > 2 else json.dumps(payload).encode("utf-8")
     except (ValueError, TypeError):  # a lone surrogate, say: json writes what it read
         data = json.dumps(payload, separators=(",", ":")).encode("utf-8")
     try:
@@ -91,10 +92,17 @@ def _write(cfile: Path, payload: dict[str, Any]) -> None:
         pass  # a read-only cache directory only costs time
 
 
+def _to_json(payload: dict[str, Any]) -> bytes:
+    from pydantic_core import to_json  # lazy: only a pass that keeps its lines writes this much
+
+    return to_json(payload, inf_nan_mode="constants")
+
+
 def _save(cfile: Path, path: Path, st: os.stat_result, got: ccread.Read) -> None:
+    got.fp = _fingerprint(path, got.offset)
     payload = {
         "version": VERSION, "path": str(path), "ino": st.st_ino, "limit": max_line_bytes(),
-        "offset": got.offset, "fp": _fingerprint(path, got.offset),
+        "offset": got.offset, "fp": got.fp,
         "records": got.records, "malformed": got.malformed, "session_id": got.session_id,
         "first_ts": got.first_ts, "last_ts": got.last_ts, "billing": got.billing.to_json(),
         "lines": [_scrubbed(ln.to_json()) for ln in got.lines],
@@ -167,7 +175,7 @@ def _load(cfile: Path, path: Path, st: os.stat_result) -> ccread.Read | None:
                 or offset > st.st_size or data["fp"] != _fingerprint(path, offset)):  # fmt: skip
             return None
         got = ccread.Read(subagent=False)
-        got.offset = offset
+        got.offset, got.fp = offset, data["fp"]
         got.lines = [Line.from_json(_line(v)) for v in data["lines"]]
         got.billing = ScanState.from_json(data["billing"])
         got.records, got.malformed = data["records"], data["malformed"]
@@ -245,3 +253,105 @@ def _block(b: Any) -> bool:
     return (b[0] == "result" and len(b) == 7 and type(b[1]) is str and type(b[2]) is int
             and type(b[3]) is bool and (b[4] is None or type(b[4]) is int) and _text(b[5])
             and type(b[6]) is bool)  # fmt: skip
+
+
+# --- the main file's figures, kept while the file is unchanged ------------------------------
+#
+# Reading the cached lines back and walking them is most of a warm ``status``; when the file has
+# not changed at all since a pass read it whole (same inode, same size, same SHA-256), the
+# figures that pass computed from the main file are the answer again, and only they are read.
+
+
+class _Compaction(msgspec.Struct, forbid_unknown_fields=True):
+    before_step: int
+    timestamp: str | None
+    trigger: str | None
+    pre_tokens: int | None
+
+
+class _Failed(msgspec.Struct, forbid_unknown_fields=True):
+    step: int
+    tool: str
+    call_id: str
+    command: str
+    exit_code: int | None
+    error_excerpt: str
+
+
+class _Figures(msgspec.Struct, forbid_unknown_fields=True):
+    """What ``ccstatus._figures`` returns, and where it holds (the file's first ``offset``
+    bytes, all of it)."""
+
+    version: int
+    ino: int
+    limit: int
+    offset: int
+    fp: str
+    session_id: str | None
+    model: str | None
+    cwd: str | None
+    git_branch: str | None
+    started_at: str | None
+    ended_at: str | None
+    malformed: int
+    total: int
+    breakdown: dict[str, int]
+    last_output_tokens: int
+    inherited_steps: int
+    since_compaction: int
+    n_steps: int
+    tool_calls: int
+    tool_errors: int
+    compactions: list[_Compaction]
+    touched: list[str]
+    failed: list[_Failed]
+    billing: dict[str, Any]
+
+
+_FIGURES_DECODER = msgspec.json.Decoder(_Figures)
+_HEADER = ("version", "ino", "limit", "offset", "fp")
+
+
+def figures_file(path: Path) -> Path:
+    cfile = cache_file(path)
+    return cfile.with_name(cfile.stem + ".figures.json")
+
+
+def keep_figures(path: Path, got: ccread.Read, figures: dict[str, Any]) -> None:
+    """Keep the figures of a pass that read ``path`` whole, its lines cached (``got.fp``)."""
+    if got.fp is None:
+        return
+    payload = {"version": VERSION, "ino": os.stat(path).st_ino, "limit": max_line_bytes(),
+               "offset": got.offset, "fp": got.fp,
+               **figures, "billing": figures["billing"].to_json()}  # fmt: skip
+    try:
+        data = msgspec.json.encode(payload)
+    except (TypeError, ValueError, UnicodeError):
+        data = json.dumps(payload).encode("utf-8")
+    try:
+        from contextfork.atomic import write_bytes
+
+        write_bytes(figures_file(path), data)
+    except OSError:
+        pass
+
+
+def load_figures(path: Path) -> dict[str, Any] | None:
+    """The kept figures of ``path`` if it is byte for byte the file they were computed from."""
+    try:
+        st = os.stat(path)
+        if st.st_size < MIN_BYTES:
+            return None
+        with open(figures_file(path), "rb") as fh:
+            got = _FIGURES_DECODER.decode(fh.read())
+        if (got.version != VERSION or got.ino != st.st_ino or got.limit != max_line_bytes()
+                or got.offset != st.st_size or set(got.breakdown) != _CATEGORIES
+                or got.fp != _fingerprint(path, got.offset)):  # fmt: skip
+            return None
+        out = {f: getattr(got, f) for f in got.__struct_fields__ if f not in _HEADER}
+        out["billing"] = ScanState.from_json(got.billing)
+    except (OSError, ValueError, TypeError, msgspec.MsgspecError):
+        return None
+    out["compactions"] = [msgspec.structs.asdict(c) for c in got.compactions]
+    out["failed"] = [msgspec.structs.asdict(f) for f in got.failed]
+    return out

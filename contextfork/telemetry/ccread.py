@@ -45,6 +45,7 @@ class Read:
         self.billing = ScanState()
         self.offset = 0
         self.tail = b""
+        self.fp: str | None = None  # SHA-256 of the ``offset`` bytes, when the cache knows it
 
 
 def read(path: Path, *, subagent: bool = False, resume: Read | None = None) -> Read:

@@ -82,10 +82,37 @@ def _subagents(path: Path) -> tuple[list[ScanState], int, int]:
 
 
 def _facts(path: Path) -> Facts | None:
-    got = cccache.read(path)
-    if not got.lines:
-        return None
+    main = cccache.load_figures(path)  # the file unchanged since they were kept: no pass at all
+    if main is None:
+        got = cccache.read(path)
+        if not got.lines:
+            return None
+        main = _figures(got)
+        if main is None:
+            return None
+        cccache.keep_figures(path, got, main)
     subs, loaded, broken = _subagents(path)
+    totals = merge_billing([main["billing"], *subs])
+    totals["files"] = 1 + len(subs)
+    acc = _recorded(main["total"], main["breakdown"], main["last_output_tokens"],
+                    main["inherited_steps"])  # fmt: skip
+    return Facts(
+        info={
+            "format": "claude-code", "session_id": main["session_id"], "path": str(path),
+            "model": main["model"], "cwd": main["cwd"], "git_branch": main["git_branch"],
+            "started_at": main["started_at"], "ended_at": main["ended_at"],
+            "malformed_lines": main["malformed"] + broken, "subagents": loaded,
+        },
+        acc=acc, since_compaction=main["since_compaction"], n_steps=main["n_steps"],
+        tool_calls=main["tool_calls"], tool_errors=main["tool_errors"],
+        compactions=main["compactions"], touched=main["touched"], failed=main["failed"],
+        billing=billing_data("ccusage", totals),
+    )
+
+
+def _figures(got: ccread.Read) -> dict[str, Any] | None:
+    """What the report takes from the main file alone (``cccache.FIGURES`` names them; the
+    subagents' files and the path are added each time), or None: the full path's work."""
     lines = got.lines
     live_ix = ccsteps.live(lines)
     cut = ccsteps.Cut(lines)
@@ -109,22 +136,18 @@ def _facts(path: Path) -> Facts | None:
     branch = next((lines[i].branch for i in reversed(live_ix)
                    if isinstance(lines[i].branch, str)), None)  # fmt: skip
     sid = got.session_id
-    totals = merge_billing([got.billing, *subs])
-    totals["files"] = 1 + len(subs)
     model = next((s.model for s in reversed(steps) if s.model and s.model != "<synthetic>"), None)
-    return Facts(
-        info={
-            "format": "claude-code", "session_id": sid if isinstance(sid, str) else None,
-            "path": str(path), "model": model,
-            "cwd": cwd, "git_branch": branch, "started_at": got.first_ts, "ended_at": got.last_ts,
-            "malformed_lines": got.malformed + broken, "subagents": loaded,
-        },
-        acc=acc, since_compaction=len(_active(steps, cut)), n_steps=len(steps),
-        tool_calls=len(calls), tool_errors=sum(1 for _s, r in results if r[3]),
-        compactions=cut.compactions,
-        touched=accounting.touched_by(((c[2], c[3]) for c in calls), cwd)[0],
-        failed=failed, billing=billing_data("ccusage", totals),
-    )
+    return {
+        "session_id": sid if isinstance(sid, str) else None, "model": model, "cwd": cwd,
+        "git_branch": branch, "started_at": got.first_ts, "ended_at": got.last_ts,
+        "malformed": got.malformed, "total": acc.total, "breakdown": acc.breakdown,
+        "last_output_tokens": acc.last_output_tokens, "inherited_steps": acc.inherited_steps,
+        "since_compaction": len(_active(steps, cut)), "n_steps": len(steps),
+        "tool_calls": len(calls), "tool_errors": sum(1 for _s, r in results if r[3]),
+        "compactions": cut.compactions,
+        "touched": accounting.touched_by(((c[2], c[3]) for c in calls), cwd)[0],
+        "failed": failed, "billing": got.billing,
+    }
 
 
 def _active(steps: list[ccsteps.LStep], cut: ccsteps.Cut) -> list[ccsteps.LStep]:
@@ -157,10 +180,17 @@ def _account(
     for s in active:
         for b in s.blocks:
             est[_category(b)] += _estimate(b)
+    return _recorded(total, accounting.scale_to(est, total), rec.usage[3], copied)
+
+
+def _recorded(
+    total: int, breakdown: dict[str, int], last_output: int, copied: int
+) -> accounting.Accounting:
+    """The accounting of a session whose last call recorded its usage."""
     return accounting.Accounting(
-        total=total, source="recorded", breakdown=accounting.scale_to(est, total),
+        total=total, source="recorded", breakdown=breakdown,
         breakdown_method="chars-scaled-to-recorded", scaled_to_recorded=True,
-        last_output_tokens=rec.usage[3], inherited_steps=copied, includes_harness_overhead=True,
+        last_output_tokens=last_output, inherited_steps=copied, includes_harness_overhead=True,
     )
 
 

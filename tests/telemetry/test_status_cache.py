@@ -56,8 +56,8 @@ def test_a_grown_transcript_is_parsed_from_where_the_last_pass_stopped(
     _same(path)
     path.write_bytes(b"".join(lines))
     _same(path)
-    _same(path)
-    assert resumed == [None, None, kept, len(b"".join(lines[:30])), len(b"".join(lines))]
+    _same(path)  # unchanged since: the figures of that pass answer, no pass at all
+    assert resumed == [None, None, kept, len(b"".join(lines[:30]))]
 
 
 def _cached(tmp_path: Path, body: bytes) -> Path:
@@ -153,7 +153,9 @@ def test_the_cache_keeps_no_secret_and_not_the_whole_text_a_call_sent(
     path.write_text(text)
     _same(path)
     _same(path)  # the pass is kept now
+    cccache.figures_file(path).unlink()
     _same(path)  # and read back from the cache
+    _same(path)  # and its figures
     assert resumed == [None, None, len(text.encode())]
     kept = b"".join(f.read_bytes() for f in (tmp_path / "cache").rglob("*.json"))
     assert b"pytest -q --token" in kept and token.encode() not in kept
@@ -195,3 +197,31 @@ def test_a_cache_msgspec_cannot_read_is_read_by_json_and_still_resumes(
     path.write_bytes(b"".join(lines))
     _same(path)
     assert resumed[-1] == len(b"".join(lines[:-3]))
+
+
+@pytest.mark.parametrize("change", ["none", "append", "rewrite", "damage", "tail"])
+def test_the_figures_of_a_whole_pass_answer_only_for_the_same_bytes(
+    tmp_path: Path, resumed: list[int | None], change: str
+) -> None:
+    """Unchanged (same inode, size and SHA-256): the kept figures answer and nothing is parsed;
+    grown, rewritten in place, a damaged figures file or a line still being written: a pass."""
+    lines = _lines(grow=4)
+    path = _cached(tmp_path, b"".join(lines[:-2]))
+    assert cccache.figures_file(path).exists()
+    before = len(resumed)
+    if change == "append":
+        path.write_bytes(b"".join(lines))
+    elif change == "rewrite":
+        with open(path, "r+b") as fh:  # same inode, same size, other bytes
+            fh.write(b"".join(lines[:-2]).replace(b'"Read"', b'"Grep"', 1))
+    elif change == "damage":
+        figures = cccache.figures_file(path)
+        figures.write_bytes(figures.read_bytes().replace(b'"n_steps":', b'"n_steps":"', 1))
+    elif change == "tail":
+        path.write_bytes(b"".join(lines[:-2]) + lines[-2].rstrip(b"\n"))  # it parses: a step
+    _same(path)
+    assert len(resumed) == before + (change != "none")
+    if change == "tail":  # a pass that read a line still being written keeps no figures:
+        with open(path, "r+b") as fh:  # those of its complete lines would count that line
+            fh.truncate(len(b"".join(lines[:-2])))
+        _same(path)
