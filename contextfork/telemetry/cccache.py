@@ -25,10 +25,10 @@ from contextfork import layout
 from contextfork.inputfile import max_line_bytes
 from contextfork.telemetry import ccread
 from contextfork.telemetry.accounting import PATH_KEYS
-from contextfork.telemetry.ccline import Line
+from contextfork.telemetry.ccline import Line, call_estimate
 from contextfork.telemetry.scan import ScanState
 
-VERSION = 1
+VERSION = 2  # 2: a call keeps the estimate of its whole input (its input is cut)
 #: Smaller files are read whole: the cold pass costs less than writing the cache (tests lower it).
 MIN_BYTES = 4 << 20
 _FP_BYTES = 1 << 20  # read size while hashing the consumed prefix
@@ -133,7 +133,8 @@ def _scrub_block(b: Any) -> Any:
         name, inp = b[2], b[3]
         kept = {k: x if k in _READ_KEYS or (k == "input" and name == "apply_patch") else _cut(x)
                 for k, x in inp.items()}  # fmt: skip
-        return (b[0], b[1], name, _redacted(kept, redact_text))
+        est = b[4] if len(b) > 4 else call_estimate(name, inp)  # of what the call sent, whole
+        return (b[0], b[1], name, _redacted(kept, redact_text), est)
     if b[0] == "result" and b[5] is not None:
         return (*b[:5], redact_text(b[5])[0], b[6])
     return b
@@ -249,7 +250,8 @@ def _block(b: Any) -> bool:
     if b[0] == "est":
         return len(b) == 3 and b[1] in _CATEGORIES and type(b[2]) is int
     if b[0] == "call":
-        return len(b) == 4 and type(b[1]) is str and type(b[2]) is str and type(b[3]) is dict
+        return (len(b) == 5 and type(b[1]) is str and type(b[2]) is str and type(b[3]) is dict
+                and type(b[4]) is int)  # fmt: skip
     return (b[0] == "result" and len(b) == 7 and type(b[1]) is str and type(b[2]) is int
             and type(b[3]) is bool and (b[4] is None or type(b[4]) is int) and _text(b[5])
             and type(b[6]) is bool)  # fmt: skip

@@ -19,6 +19,7 @@ from typing import Any
 from contextfork.errors import ContextforkError
 from contextfork.inputfile import BOM, open_regular
 from contextfork.telemetry import accounting, cccache, ccread, ccsteps
+from contextfork.telemetry.ccline import call_estimate
 from contextfork.telemetry.scan import ScanState, merge_billing, subagent_files
 from contextfork.telemetry.status import Facts, billing_data
 
@@ -202,5 +203,5 @@ def _category(b: tuple[Any, ...]) -> str:
 
 def _estimate(b: tuple[Any, ...]) -> int:
     if b[0] == "call":
-        return ccsteps.estimate(b[2] + json.dumps(b[3], ensure_ascii=False, default=str))
+        return int(b[4]) if len(b) > 4 else call_estimate(b[2], b[3])
     return int(b[2])

@@ -225,3 +225,21 @@ def test_the_figures_of_a_whole_pass_answer_only_for_the_same_bytes(
         with open(path, "r+b") as fh:  # those of its complete lines would count that line
             fh.truncate(len(b"".join(lines[:-2])))
         _same(path)
+
+
+def test_a_call_whose_input_the_cache_cuts_is_estimated_as_the_whole_input_it_sent(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    """The cache keeps 200 characters of what a call sent under keys ``status`` does not read;
+    the context breakdown read back from it still counts all of it (it once counted the cut)."""
+    objs = cc21.lines(grow=4)
+    call = [o for o in objs if o["type"] == "assistant" and "tool_use" in json.dumps(o)][-1]
+    block = next(b for b in call["message"]["content"] if b["type"] == "tool_use")
+    block["input"]["content"] = "z" * 5000
+    lines = [dumps(o).encode() + b"\n" for o in objs]
+    at = next(i for i, ln in enumerate(lines) if b"z" * 5000 in ln) + 1
+    path = _cached(tmp_path, b"".join(lines[:at]))
+    assert b"z" * 201 not in cccache.cache_file(path).read_bytes()
+    path.write_bytes(b"".join(lines))
+    _same(path)
+    assert resumed[-1] == len(b"".join(lines[:at]))
