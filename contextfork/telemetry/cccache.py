@@ -338,8 +338,12 @@ def figures_file(path: Path) -> Path:
 
 
 def keep_figures(path: Path, got: ccread.Read, figures: dict[str, Any]) -> None:
-    """Keep the figures of a pass that read ``path`` whole, its lines cached (``got.fp``)."""
-    if got.fp is None:
+    """Keep the figures of a pass that read ``path`` whole, its lines cached (``got.fp``).
+    Not when a touched path would lose a secret to the redaction: the figures keep what the
+    report says, and the cache keeps no secret a call sent (its failures are redacted already)."""
+    from contextfork.redact import redact_text
+
+    if got.fp is None or any(redact_text(p)[0] != p for p in figures["touched"]):
         return
     payload = {"version": VERSION, "ino": os.stat(path).st_ino, "limit": max_line_bytes(),
                "offset": got.offset, "fp": got.fp,

@@ -243,3 +243,17 @@ def test_a_call_whose_input_the_cache_cuts_is_estimated_as_the_whole_input_it_se
     path.write_bytes(b"".join(lines))
     _same(path)
     assert resumed[-1] == len(b"".join(lines[:at]))
+
+
+def test_no_figures_are_kept_when_a_touched_path_holds_a_secret(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = b"".join(_lines(grow=4)).decode()
+    assert text.count('"file_path":"src/port.py"') == 1
+    text = text.replace('"file_path":"src/port.py"', f'"file_path":"src/{token}/port.py"')
+    path = _cached(tmp_path, text.encode())
+    assert not cccache.figures_file(path).exists()
+    assert ccstatus.fast_facts(path) is not None  # from the cached lines (paths redacted)
+    kept = b"".join(f.read_bytes() for f in (tmp_path / "cache").rglob("*.json"))
+    assert token.encode() not in kept
