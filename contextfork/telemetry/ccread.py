@@ -101,7 +101,7 @@ def _lines(
         _record(out, tail)
         return
     lines, sub, billing = out.lines, out.subagent, out.billing
-    decode, line_of, scan_obj = ccstruct.decode, ccstruct.line, ccstruct.scan_obj
+    decode, line_of, feed = ccstruct.decode, ccstruct.line, ccstruct.feed
     for raw in parts:
         rec = decode(raw) if raw and raw[0] not in _SPACE and len(raw) <= limit else None
         if rec is None:
@@ -113,7 +113,7 @@ def _lines(
         if msg is not None and msg.usage is not None and b'"usage"' in raw:
             # a line with no usage only moves the scan's timestamps, session id and cwd,
             # which ``status`` does not read: not fed (the search would cost more)
-            feed_line(billing, seen, raw, scan_obj(rec))
+            feed(billing, seen, rec)  # ``feed_line(billing, seen, raw, scan_obj(rec))``
         out.records += 1
         if sub:  # ids are strings or None by the struct's types: ``check`` passes
             continue

@@ -29,8 +29,9 @@ import msgspec
 
 from contextfork.forkstub import STUB_PREFIX
 from contextfork.telemetry.ccline import Block, Line, Unsupported, estimate
+from contextfork.telemetry.scan import ScanState
 
-__all__ = ["Rec", "decode", "line", "scan_obj"]
+__all__ = ["Rec", "decode", "feed", "line", "scan_obj"]
 
 
 class Part(msgspec.Struct):
@@ -248,3 +249,69 @@ def scan_obj(rec: Rec) -> dict[str, Any]:
                           "cache_read_input_tokens": u.cache_read_input_tokens}  # fmt: skip
         obj["message"] = m
     return obj
+
+
+def feed(state: ScanState, seen_ids: set[str], rec: Rec) -> None:
+    """``scan._feed(state, seen_ids, scan_obj(rec))`` without the dict: the struct's types
+    stand for ``_feed``'s checks (a string or None, an int that is not a bool or None).
+    tests/telemetry/test_status_struct.py compares the two states on every recorded line."""
+    _moved(state, rec)
+    kind = rec.type
+    sidechain = bool(rec.isSidechain)  # (a compaction boundary is never decoded here)
+    msg = rec.message
+    if msg is None or msg.usage is None:
+        return
+    u = msg.usage
+    inp, out = u.input_tokens or 0, u.output_tokens or 0
+    cc, cr = u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0
+    mid = msg.id
+    if mid:
+        rid = rec.requestId
+        key = f"{mid}:{rid if rid is not None else ''}"
+        entry = [0 if sidechain else 1, inp + out + cc + cr, inp, out, cc, cr]
+        old = state.billing.get(key)
+        if old is None or (entry[0], entry[1]) > (old[0], old[1]):
+            state.billing[key] = entry
+    else:
+        unkeyed = state.unkeyed
+        unkeyed[0] += 1
+        unkeyed[1] += inp
+        unkeyed[2] += out
+        unkeyed[3] += cc
+        unkeyed[4] += cr
+    if kind != "assistant" or sidechain:
+        return
+    model = msg.model
+    context = inp + cc + cr
+    if model == "<synthetic>" or context == 0:
+        return
+    origin = rec.forkedFrom
+    if origin is not None:  # copied by a fork: recorded for the original session
+        if origin.sessionId is not None:
+            state.forked_from = origin.sessionId
+        state.inherited_tokens = context
+        if mid is not None and mid not in seen_ids:
+            seen_ids.add(mid)
+            state.inherited_ids.append(mid)
+        return
+    if model is not None:
+        state.model = model
+    state.active_tokens = context
+    state.active_output = out
+    if mid is not None and mid not in seen_ids:
+        seen_ids.add(mid)
+        state.message_ids.append(mid)
+
+
+def _moved(state: ScanState, rec: Rec) -> None:
+    """What any line fed moves: the scan's first and last timestamps, session id and cwd."""
+    ts = rec.timestamp
+    if ts is not None:
+        if state.first_ts is None or ts < state.first_ts:
+            state.first_ts = ts
+        if state.last_ts is None or ts > state.last_ts:
+            state.last_ts = ts
+    if state.session_id is None and rec.sessionId is not None:
+        state.session_id = rec.sessionId
+    if rec.cwd is not None:
+        state.cwd = rec.cwd

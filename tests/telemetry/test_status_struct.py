@@ -13,6 +13,7 @@ import pytest
 
 from contextfork.telemetry import ccstruct
 from contextfork.telemetry.ccline import Line, Unsupported
+from contextfork.telemetry.scan import ScanState, _feed
 from tests.telemetry.test_status_fast import HOSTILE, SHARED
 from tests.transcript import cc21
 from tests.transcript.test_claude_code import build_session_file
@@ -83,3 +84,29 @@ def test_lines_msgspec_would_read_unlike_json_are_left_to_json(raw: bytes) -> No
     nesting near the recursion limit (where the two give up at different depths); a compaction
     boundary (its metadata is the generic digest's)."""
     assert ccstruct.decode(raw) is None
+
+
+_FORKED = (b'{"type":"assistant","uuid":"f","forkedFrom":{"sessionId":"s0"},"requestId":"r",'
+           b'"message":{"id":"m0","model":"x","usage":{"input_tokens":4,"output_tokens":1}}}')  # fmt: skip
+_UNKEYED = (b'{"type":"user","sessionId":"","cwd":"/c","timestamp":"t","message":{"id":"",'
+            b'"usage":{"input_tokens":3,"output_tokens":2,"cache_read_input_tokens":1}}}')  # fmt: skip
+
+
+def test_the_billing_scan_fed_from_the_struct_equals_the_scan_fed_from_json(tmp_path: Path) -> None:
+    """``ccstruct.feed`` (the pass's billing, straight from the struct) leaves the scan as
+    ``scan._feed`` of the line's dict does, line after line, on every line msgspec reads."""
+    fed = 0
+    for path in _files(tmp_path):
+        ours, theirs = ScanState(), ScanState()
+        our_seen: set[str] = set()
+        their_seen: set[str] = set()
+        for raw in [*path.read_bytes().split(b"\n"), _FORKED, _UNKEYED, *HOSTILE]:
+            rec = ccstruct.decode(raw) if raw[:1] not in (b"", b" ") else None
+            if rec is None:
+                continue
+            fed += 1
+            ccstruct.feed(ours, our_seen, rec)
+            _feed(theirs, their_seen, json.loads(raw))
+            assert ours.to_json() == theirs.to_json(), (path.name, raw[:200])
+            assert our_seen == their_seen
+    assert fed > 20
