@@ -69,11 +69,14 @@ def read(path: Path, *, subagent: bool = False, resume: Read | None = None) -> R
                 first = False
                 if chunk.startswith(BOM[: len(chunk)]):
                     raise Unsupported("a byte order mark")
-            parts = (rest + chunk).split(b"\n")
+            parts = chunk.split(b"\n")
+            parts[0] = rest + parts[0]  # (not ``rest + chunk``: a copy of the chunk)
             rest = parts.pop()
             if len(rest) > limit:
                 raise Unsupported("a line over the read bound")
-            _lines(out, seen, parts, limit)
+            # every line but the first lies inside ``chunk``: one search for a run of digits
+            # too long for ``int`` in the chunk stands for one per line
+            _lines(out, seen, parts, limit, digits=ccstruct.long_digits(chunk))
     out.offset -= len(rest)
     out.tail = rest
     return out
@@ -92,18 +95,22 @@ def finish(out: Read) -> Read:
 
 
 def _lines(
-    out: Read, seen: set[str], parts: list[bytes], limit: int, tail: dict[str, Any] | None = None
+    out: Read, seen: set[str], parts: list[bytes], limit: int, tail: dict[str, Any] | None = None,
+    *, digits: bool = True,
 ) -> None:
     """Complete lines (or one parsed ``tail``) into ``out``: this loop is most of the pass.
     Lines are decoded by msgspec (``ccstruct``) when it can promise the same ``Line`` and
-    billing; any other line by ``json``."""
+    billing; any other line by ``json``. ``digits=False``: no line but the first can hold a
+    run of digits too long for ``int``."""
     if tail is not None:
         _record(out, tail)
         return
     lines, sub, billing = out.lines, out.subagent, out.billing
     decode, line_of, feed = ccstruct.decode, ccstruct.line, ccstruct.feed
+    first = parts[0] if parts else None
     for raw in parts:
-        rec = decode(raw) if raw and raw[0] not in _SPACE and len(raw) <= limit else None
+        rec = (decode(raw, digits=digits or raw is first)
+               if raw and raw[0] not in _SPACE and len(raw) <= limit else None)  # fmt: skip
         if rec is None:
             obj = _complete(out, seen, raw, limit)
             if obj is not None:

@@ -31,7 +31,7 @@ from contextfork.forkstub import STUB_PREFIX
 from contextfork.telemetry.ccline import Block, Line, Unsupported, estimate
 from contextfork.telemetry.scan import ScanState
 
-__all__ = ["Rec", "decode", "feed", "line", "scan_obj"]
+__all__ = ["Rec", "decode", "feed", "line", "long_digits", "scan_obj"]
 
 
 class Part(msgspec.Struct):
@@ -113,9 +113,16 @@ def _long_digits(raw: bytes) -> bool:
     return sample.search(raw[::_STRIDE]) is not None and whole.search(raw) is not None
 
 
-def decode(raw: bytes) -> Rec | None:
+def long_digits(raw: bytes) -> bool:
+    """``raw`` (a line, or many) holds a run of digits longer than ``int`` parses: when a
+    chunk of lines holds none, none of its lines does (``decode(..., digits=False)``)."""
+    return _long_digits(raw)
+
+
+def decode(raw: bytes, *, digits: bool = True) -> Rec | None:
     """The line's ``Rec``, or None: the generic pass reads it (``raw`` is a complete line that
-    does not start with white space)."""
+    does not start with white space; ``digits=False``: it is known to hold no run of digits
+    longer than ``int`` parses)."""
     if not raw.isascii():
         try:
             raw.decode("utf-8")
@@ -123,7 +130,7 @@ def decode(raw: bytes) -> Rec | None:
             return None
     if len(raw) > 2 * _NESTING and raw.count(b"[") + raw.count(b"{") > _NESTING:
         return None
-    if _long_digits(raw):
+    if digits and _long_digits(raw):
         return None
     try:
         rec = _DECODER.decode(raw)

@@ -218,6 +218,23 @@ def test_a_hostile_line_reports_the_same(tmp_path: Path, i: int) -> None:
     assert_same(path)
 
 
+@pytest.mark.parametrize("chunk", [7, 1000, 4096])
+def test_a_number_too_long_for_int_across_read_chunks_reports_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The pass looks for such a number once per read chunk, and in the line a chunk ends
+    with: a line that begins in one chunk and ends in the next is still left to ``json``."""
+    from contextfork.telemetry import ccread
+
+    monkeypatch.setattr(ccread, "_CHUNK", chunk)
+    path = build_session_file(tmp_path / "s.jsonl")
+    body = path.read_bytes()
+    cut = body.index(b"\n", len(body) // 2) + 1
+    line = next(h for h in HOSTILE if b'"skip-digits"' in h)
+    path.write_bytes(body[:cut] + line + b"\n" + body[cut:])
+    assert_same(path)
+
+
 @pytest.mark.parametrize(
     "line",
     [b'{"type":["assistant"],"uuid":"x"}', b'{"type":"user","uuid":{"a":1}}',
