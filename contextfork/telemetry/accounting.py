@@ -261,19 +261,15 @@ def describe(name: str, inp: dict[str, Any]) -> str:
 def failed_commands(session: Session) -> list[dict[str, Any]]:
     """Tool results that failed (error flag or non-zero exit), with the call that caused them."""
     calls = {c.id: (c, s.index) for s in session.steps for c in s.tool_calls}
-    out: list[Failed] = []
+    out: list[dict[str, Any]] = []
     for step in session.steps:
         for r in step.tool_results:
             if not (r.is_error or (r.exit_code is not None and r.exit_code != 0)):
                 continue
             call, call_step = calls.get(r.call_id, (None, step.index))
-            out.append((call_step, (call.name, call.input) if call else None, r.call_id,
-                        r.exit_code, r.content))  # fmt: skip
-    return failures(out)
-
-
-#: A failed tool result: (step, the call's (name, input) or None, call id, exit code, output).
-Failed = tuple[int, tuple[str, dict[str, Any]] | None, str, int | None, str]
+            out.append(failure(call_step, (call.name, call.input) if call else None, r.call_id,
+                               r.exit_code, r.content))  # fmt: skip
+    return out
 
 
 def failure(
@@ -281,27 +277,16 @@ def failure(
     content: str,
 ) -> dict[str, Any]:
     """One failed tool result (``failed_commands``), with the call (name, input) behind it."""
-    return failures([(step, call, call_id, exit_code, content)])[0]
+    from contextfork.redact import redact_text  # scrubbed before cut: no half secret survives
 
-
-def failures(items: list[Failed]) -> list[dict[str, Any]]:
-    """``failure`` of each item; the redaction rules' keywords are searched once over all their
-    texts (``redact.rules_by_text``), not once per text and rule."""
-    from contextfork.redact import redact_text, rules_by_text  # scrubbed before cut
-
-    texts: list[str] = []
-    for _step, call, _cid, _code, content in items:
-        texts.append(describe(*call) if call else "(unknown call)")
-        texts.append(content)
-    rules = rules_by_text([t.lower() for t in texts]) if texts else []
-    return [{
+    return {
         "step": step,
         "tool": call[0] if call else "unknown",
         "call_id": call_id,
-        "command": redact_text(texts[2 * n], rules[2 * n])[0],
+        "command": redact_text(describe(*call) if call else "(unknown call)")[0],
         "exit_code": exit_code,
-        "error_excerpt": excerpt(redact_text(texts[2 * n + 1], rules[2 * n + 1])[0]) or "(no output)",
-    } for n, (step, call, call_id, exit_code, _content) in enumerate(items)]
+        "error_excerpt": excerpt(redact_text(content)[0]) or "(no output)",
+    }
 
 
 def _relative(path: str, cwd: str | None) -> str:

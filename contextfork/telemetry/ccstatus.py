@@ -127,13 +127,12 @@ def _figures(got: ccread.Read) -> dict[str, Any] | None:
     calls = [b for s in steps for b in s.blocks if b[0] == "call"]
     results = [(s, b) for s in steps for b in s.blocks if b[0] == "result"]
     owner = {c[1]: (c, s.index) for s in steps for c in s.blocks if c[0] == "call"}
-    failing: list[accounting.Failed] = []
+    failed = []
     for s, r in results:
         if r[5] is None:
             continue
         call, step = owner.get(r[1], (None, s.index))
-        failing.append((step, (call[2], call[3]) if call else None, r[1], r[4], r[5]))
-    failed = accounting.failures(failing)
+        failed.append(accounting.failure(step, (call[2], call[3]) if call else None, r[1], r[4], r[5]))
     cwd = next((lines[i].cwd for i in reversed(live_ix) if isinstance(lines[i].cwd, str)), None)
     branch = next((lines[i].branch for i in reversed(live_ix)
                    if isinstance(lines[i].branch, str)), None)  # fmt: skip

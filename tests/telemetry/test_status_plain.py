@@ -107,23 +107,3 @@ def test_the_status_report_of_a_claude_code_session_imports_no_pydantic_nor_type
                           env=env, capture_output=True, text=True, check=True)  # fmt: skip
     assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
     assert "Step" in proc.stdout or '"envelope_version"' in proc.stdout
-
-
-def test_failures_redacted_together_equal_each_redacted_with_every_rule() -> None:
-    """``accounting.failures`` searches the rules' keywords once over all its texts; each
-    command and excerpt must still be what ``redact_text`` with every rule makes of it."""
-    from contextfork.redact import redact_text
-    from contextfork.telemetry import accounting
-    from tests.adversarial.secret_corpus import FAILED_COMMAND, corpus_lines
-
-    texts = [*corpus_lines(), FAILED_COMMAND, "plain output", ""]
-    items: list[accounting.Failed] = [
-        (n, ("Bash", {"command": t}) if n % 3 else None, f"c{n}", n % 2 or None, texts[-n - 1])
-        for n, t in enumerate(texts)
-    ]
-    got = accounting.failures(items)
-    assert [g["command"] for g in got] == [
-        redact_text(t)[0] if n % 3 else "(unknown call)" for n, t in enumerate(texts)]
-    assert [g["error_excerpt"] for g in got] == [
-        accounting.excerpt(redact_text(texts[-n - 1])[0]) or "(no output)" for n in range(len(texts))]
-    assert sum("[REDACTED:" in g["command"] for g in got) > 20
