@@ -124,9 +124,16 @@ def _figures(got: ccread.Read) -> dict[str, Any] | None:
     acc = _account(lines, steps, cut)
     if acc is None:
         return None
-    calls = [b for s in steps for b in s.blocks if b[0] == "call"]
-    results = [(s, b) for s in steps for b in s.blocks if b[0] == "result"]
-    owner = {c[1]: (c, s.index) for s in steps for c in s.blocks if c[0] == "call"}
+    calls: list[tuple[Any, ...]] = []
+    results: list[tuple[ccsteps.LStep, tuple[Any, ...]]] = []
+    owner: dict[str, tuple[tuple[Any, ...], int]] = {}  # the last call of each id
+    for s in steps:  # one pass over the blocks, not three
+        for b in s.blocks:
+            if b[0] == "call":
+                calls.append(b)
+                owner[b[1]] = (b, s.index)
+            elif b[0] == "result":
+                results.append((s, b))
     failed = []
     for s, r in results:
         if r[5] is None:
