@@ -322,9 +322,11 @@ def find_secrets(text: str, rules: tuple[Rule, ...] | None = None) -> list[tuple
     return merged
 
 
-def redact_text(text: str) -> tuple[str, list[Redaction]]:
-    """Replace every secret with ``[REDACTED:<kind>]``; offsets refer to the returned text."""
-    spans = find_secrets(text)
+def redact_text(text: str, rules: tuple[Rule, ...] | None = None) -> tuple[str, list[Redaction]]:
+    """Replace every secret with ``[REDACTED:<kind>]``; offsets refer to the returned text.
+
+    ``rules``: as for ``find_secrets`` (``rules_by_text`` of many texts at once)."""
+    spans = find_secrets(text, rules)
     if not spans:
         return text, []
     out: list[str] = []

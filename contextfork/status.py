@@ -16,14 +16,16 @@ from contextfork.errors import ContextforkError
 from contextfork.package.store import list_packages
 from contextfork.telemetry import proxystats
 from contextfork.telemetry.ccstatus import fast_facts
-from contextfork.telemetry.models import GitInfo, LatestPackage, ProxyInfo, Telemetry
 from contextfork.telemetry.report import render_text
-from contextfork.telemetry.status import Facts, facts, load_policy, now_iso, telemetry_of
-from contextfork.transcript import load_session
+from contextfork.telemetry.status import Facts, facts, now_iso, policy_data, telemetry_of
 from contextfork.transcript.locate import current_transcript
 
+# The report is built as JSON values, each part as its model in ``telemetry.models`` dumps it
+# (tests/telemetry/test_status_plain.py validates it against ``Telemetry``): pydantic is not
+# imported for a Claude Code session in a repository with no policy.json and no package.
 
-def git_info(root: Path) -> GitInfo:
+
+def git_info(root: Path) -> dict[str, Any]:
     head = gitstate.head(root)
     st = gitstate.status(root)
     staged = sum(1 for e in st.entries if e.kind != "u" and e.xy[:1] not in (".", "?", " "))
@@ -31,17 +33,16 @@ def git_info(root: Path) -> GitInfo:
     deleted = sum(1 for e in st.entries if "D" in e.xy and e.kind != "u")
     renamed = sum(1 for e in st.entries if e.kind == "2")
     conflicts = sum(1 for e in st.entries if e.kind == "u")
-    info = GitInfo(
-        root=str(root), branch=head.branch, detached=head.detached, unborn=head.unborn,
-        head=head.sha, staged=staged, modified=modified, deleted=deleted, renamed=renamed,
-        untracked=len(st.untracked), conflicts=conflicts,
-        dirty=bool(st.entries or st.untracked),
-    )
-    info.latest_package = latest_package(root)
-    return info
+    return {
+        "root": str(root), "branch": head.branch, "detached": head.detached,
+        "unborn": head.unborn, "head": head.sha, "staged": staged, "modified": modified,
+        "deleted": deleted, "renamed": renamed, "untracked": len(st.untracked),
+        "conflicts": conflicts, "dirty": bool(st.entries or st.untracked),
+        "latest_package": latest_package(root), "error": None,
+    }
 
 
-def latest_package(root: Path) -> LatestPackage | None:
+def latest_package(root: Path) -> dict[str, Any] | None:
     """The newest package a session would be offered (``contextfork.provenance``)."""
     refs = list_packages(root)
     if not refs:
@@ -56,17 +57,22 @@ def latest_package(root: Path) -> LatestPackage | None:
         return None
     v = validate_package(ref.path, root)
     warnings = sum(1 for p in v.problems if p.severity == "warning")
-    return LatestPackage(
-        package_id=ref.package_id, path=str(ref.path), valid=not v.errors,
-        errors=len(v.errors), warnings=warnings,
-    )
+    return {
+        "package_id": ref.package_id, "path": str(ref.path), "valid": not v.errors,
+        "errors": len(v.errors), "warnings": warnings,
+    }
 
 
 def session_facts(path: Path) -> Facts:
     """The session's figures: in one lean pass for a Claude Code file
     (``contextfork.telemetry.ccstatus``), else (or when that pass declines) from its
     ``Session``."""
-    return fast_facts(path) or facts(load_session(path))
+    found = fast_facts(path)
+    if found is not None:
+        return found
+    from contextfork.transcript import load_session  # lazy: the full path (pydantic)
+
+    return facts(load_session(path))
 
 
 def find_transcript(transcript: Path | None, root: Path | None, cwd: Path) -> Path | None:
@@ -89,7 +95,7 @@ def build_status(
     """The whole report as a ``Result`` whose data validates against context-telemetry."""
     cwd = cwd or Path.cwd()
     root = layout.optional_repo(repo, cwd)
-    pol = load_policy(root)
+    pol = policy_data(root)
     notes: list[str] = []
     problems: list[Problem] = []
     path = find_transcript(transcript, root, cwd)
@@ -101,17 +107,17 @@ def build_status(
         notes.append("no transcript: pass --transcript P (no Claude Code session found here)")
     else:
         found = session_facts(path)
-        parts.update(telemetry_of(found, pol.policy, context_window=context_window))
+        parts.update(telemetry_of(found, pol["policy"], context_window=context_window))
         session_id, malformed = found.info["session_id"], found.info["malformed_lines"]
         if root is not None and session_id:
             figures = proxystats.read(root, session_id)
-            parts["proxy"] = ProxyInfo(**proxystats.summary(figures)) if figures else None
+            parts["proxy"] = _proxy(proxystats.summary(figures)) if figures else None
         if malformed:
             problems.append(
                 Problem("warning", "malformed_lines",
                         f"{malformed} malformed line(s) skipped", str(path))
             )
-    git: GitInfo | None = None
+    git: dict[str, Any] | None = None
     if root is None:
         notes.append("not inside a git repository: git state omitted (pass --repo PATH)")
     else:
@@ -119,6 +125,19 @@ def build_status(
             git = git_info(root)
         except ContextforkError as err:
             problems.append(Problem("warning", "git_state", err.one_line(), str(root)))
-    telemetry = Telemetry(generated_at=now_iso(), policy=pol, git=git, notes=notes, **parts)
-    data = telemetry.model_dump(mode="json")
+    data = {"telemetry_version": "1", "generated_at": now_iso(),
+            **{k: parts[k] for k in _PARTS}, "policy": pol, "git": git,
+            "proxy": parts.get("proxy"), "notes": notes}  # fmt: skip
     return Result(command="status", data=data, problems=problems, text=render_text(data))
+
+
+_PARTS = ("session", "tokens", "steps", "compactions", "touched_files", "failed_commands",
+          "billing", "risk")  # fmt: skip
+
+
+def _proxy(summary: dict[str, Any]) -> dict[str, Any]:
+    """The ``proxy`` part, through its model (a session the proxy saw: rare, and its figures
+    come from a file that pydantic's coercions keep as they always were)."""
+    from contextfork.telemetry.models import ProxyInfo
+
+    return ProxyInfo(**summary).model_dump(mode="json")

@@ -11,6 +11,7 @@ error flag and exit code, with the text only when the result failed.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -21,7 +22,8 @@ _CONVERSATION = frozenset({"user", "assistant", "system"})
 _EXIT_RE = re.compile(r"^Exit code (-?\d+)")
 _MARKERS = {**IMAGE, "document": "[document]"}
 
-# ("est", category, chars estimate) for text and thinking; ("call", id, name, input);
+# ("est", category, chars estimate) for text and thinking; ("call", id, name, input) (read back
+# from the cache: its input cut, and its estimate of the whole input appended, ``cccache``);
 # ("result", call_id, chars estimate, is_error, exit_code, text if failed else None, stub?).
 Block = tuple[Any, ...]
 Usage = tuple[int, int, int, int]  # input, cache creation, cache read, output
@@ -33,6 +35,11 @@ class Unsupported(Exception):
 
 def estimate(text: str) -> int:
     return (len(text) + 3) // 4
+
+
+def call_estimate(name: str, inp: dict[str, Any]) -> int:
+    """A call's estimate: its name and input as JSON (``accounting``'s text of a call)."""
+    return estimate(name + json.dumps(inp, ensure_ascii=False, default=str))
 
 
 def content_text(content: Any) -> str:

@@ -3,9 +3,10 @@
 The full reader (``contextfork.transcript``) builds the pydantic ``Session``; ``status`` needs
 only its figures, so this pass keeps of each line what the live-chain walk and the step cut
 read (``Line``) and feeds the billing scan (``scan._feed``) from the same parse, instead of a
-second read. Lines are parsed by pydantic-core's JSON parser (twice as fast as ``json``); any
-line it refuses is handed to ``json`` exactly as the full reader does (UTF-8 decode, then
-``json.loads``), so the same lines parse and the same ones count as malformed.
+second read. Lines are decoded by msgspec into only the fields read (``ccstruct``: five times
+as fast as ``json``, which builds every field); any line it cannot promise to read as ``json``
+does is handed to ``json`` exactly as the full reader does (UTF-8 decode, then ``json.loads``),
+so the same lines parse and the same ones count as malformed.
 
 Anything this pass does not reproduce line for line raises ``Unsupported`` and ``status`` takes
 the full path: a byte order mark, a line over the read bound, a sidechain (subagent) line in
@@ -18,16 +19,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import from_json
-
 from contextfork.inputfile import BOM, max_line_bytes, open_regular
+from contextfork.telemetry import ccstruct
 from contextfork.telemetry.ccline import Line, Unsupported, check
 from contextfork.telemetry.scan import ScanState, feed_line
 
 __all__ = ["Line", "Read", "Unsupported", "finish", "read"]
 
 _CHUNK = 1 << 22
-_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips: such a line goes to json
 
 
 class Read:
@@ -45,6 +45,7 @@ class Read:
         self.billing = ScanState()
         self.offset = 0
         self.tail = b""
+        self.fp: str | None = None  # SHA-256 of the ``offset`` bytes, when the cache knows it
 
 
 def read(path: Path, *, subagent: bool = False, resume: Read | None = None) -> Read:
@@ -68,11 +69,14 @@ def read(path: Path, *, subagent: bool = False, resume: Read | None = None) -> R
                 first = False
                 if chunk.startswith(BOM[: len(chunk)]):
                     raise Unsupported("a byte order mark")
-            parts = (rest + chunk).split(b"\n")
+            parts = chunk.split(b"\n")
+            parts[0] = rest + parts[0]  # (not ``rest + chunk``: a copy of the chunk)
             rest = parts.pop()
             if len(rest) > limit:
                 raise Unsupported("a line over the read bound")
-            _lines(out, seen, parts, limit)
+            # every line but the first lies inside ``chunk``: one search for a run of digits
+            # too long for ``int`` in the chunk stands for one per line
+            _lines(out, seen, parts, limit, digits=ccstruct.long_digits(chunk))
     out.offset -= len(rest)
     out.tail = rest
     return out
@@ -91,47 +95,68 @@ def finish(out: Read) -> Read:
 
 
 def _lines(
-    out: Read, seen: set[str], parts: list[bytes], limit: int, tail: dict[str, Any] | None = None
+    out: Read, seen: set[str], parts: list[bytes], limit: int, tail: dict[str, Any] | None = None,
+    *, digits: bool = True,
 ) -> None:
-    """Complete lines (or one parsed ``tail``) into ``out``: this loop is most of the pass."""
-    lines, sub = out.lines, out.subagent
-    sid, first_ts, last_ts = out.session_id, out.first_ts, out.last_ts
-    for raw in parts if tail is None else [b""]:
-        obj = _complete(out, seen, raw, limit) if tail is None else tail
-        if obj is None:
+    """Complete lines (or one parsed ``tail``) into ``out``: this loop is most of the pass.
+    Lines are decoded by msgspec (``ccstruct``) when it can promise the same ``Line`` and
+    billing; any other line by ``json``. ``digits=False``: no line but the first can hold a
+    run of digits too long for ``int``."""
+    if tail is not None:
+        _record(out, tail)
+        return
+    lines, sub, billing = out.lines, out.subagent, out.billing
+    decode, line_of, feed = ccstruct.decode, ccstruct.line, ccstruct.feed
+    first = parts[0] if parts else None
+    for raw in parts:
+        rec = (decode(raw, digits=digits or raw is first)
+               if raw and raw[0] not in _SPACE and len(raw) <= limit else None)  # fmt: skip
+        if rec is None:
+            obj = _complete(out, seen, raw, limit)
+            if obj is not None:
+                _record(out, obj)
             continue
+        msg = rec.message
+        if msg is not None and msg.usage is not None and b'"usage"' in raw:
+            # a line with no usage only moves the scan's timestamps, session id and cwd,
+            # which ``status`` does not read: not fed (the search would cost more)
+            feed(billing, seen, rec)  # ``feed_line(billing, seen, raw, scan_obj(rec))``
         out.records += 1
-        if sub:
-            check(obj)
+        if sub:  # ids are strings or None by the struct's types: ``check`` passes
             continue
-        lines.append(Line.of(obj))
-        if sid is None and obj.get("sessionId"):
-            sid = obj["sessionId"]
-        ts = obj.get("timestamp")
-        if type(ts) is str:
-            if first_ts is None or ts < first_ts:
-                first_ts = ts
-            if last_ts is None or ts > last_ts:
-                last_ts = ts
-    out.session_id, out.first_ts, out.last_ts = sid, first_ts, last_ts
+        lines.append(line_of(rec))
+        if out.session_id is None and rec.sessionId:
+            out.session_id = rec.sessionId
+        ts = rec.timestamp
+        if ts is not None:
+            if out.first_ts is None or ts < out.first_ts:
+                out.first_ts = ts
+            if out.last_ts is None or ts > out.last_ts:
+                out.last_ts = ts
+
+
+def _record(out: Read, obj: dict[str, Any]) -> None:
+    """One line parsed by ``json`` into ``out``."""
+    out.records += 1
+    if out.subagent:
+        check(obj)
+        return
+    out.lines.append(Line.of(obj))
+    if out.session_id is None and obj.get("sessionId"):
+        out.session_id = obj["sessionId"]
+    ts = obj.get("timestamp")
+    if type(ts) is str:
+        if out.first_ts is None or ts < out.first_ts:
+            out.first_ts = ts
+        if out.last_ts is None or ts > out.last_ts:
+            out.last_ts = ts
 
 
 def _complete(out: Read, seen: set[str], raw: bytes, limit: int) -> dict[str, Any] | None:
     """A complete line's object (None: blank or malformed), its usage fed to the billing."""
     if len(raw) > limit:
         raise Unsupported("a line over the read bound")
-    if not raw or raw[0] in _SPACE:
-        return _slow(out, seen, raw, complete=True)
-    try:
-        obj = from_json(raw, cache_strings="keys")
-    except Exception:  # noqa: BLE001 - refused: ``json`` has the last word, as in the full path
-        return _slow(out, seen, raw, complete=True)
-    if b'"usage"' in raw or b"compact_boundary" in raw:
-        feed_line(out.billing, seen, raw, obj)
-    if type(obj) is not dict:
-        out.malformed += 1
-        return None
-    return obj
+    return _slow(out, seen, raw, complete=True)
 
 
 def _slow(out: Read, seen: set[str], raw: bytes, *, complete: bool) -> dict[str, Any] | None:

@@ -19,9 +19,9 @@ from typing import Any
 from contextfork.errors import ContextforkError
 from contextfork.inputfile import BOM, open_regular
 from contextfork.telemetry import accounting, cccache, ccread, ccsteps
-from contextfork.telemetry.models import Billing
+from contextfork.telemetry.ccline import call_estimate
 from contextfork.telemetry.scan import ScanState, merge_billing, subagent_files
-from contextfork.telemetry.status import Facts
+from contextfork.telemetry.status import Facts, billing_data
 
 
 def fast_facts(path: Path) -> Facts | None:
@@ -83,10 +83,37 @@ def _subagents(path: Path) -> tuple[list[ScanState], int, int]:
 
 
 def _facts(path: Path) -> Facts | None:
-    got = cccache.read(path)
-    if not got.lines:
-        return None
+    main = cccache.load_figures(path)  # the file unchanged since they were kept: no pass at all
+    if main is None:
+        got = cccache.read(path)
+        if not got.lines:
+            return None
+        main = _figures(got)
+        if main is None:
+            return None
+        cccache.keep_figures(path, got, main)
     subs, loaded, broken = _subagents(path)
+    totals = merge_billing([main["billing"], *subs])
+    totals["files"] = 1 + len(subs)
+    acc = _recorded(main["total"], main["breakdown"], main["last_output_tokens"],
+                    main["inherited_steps"])  # fmt: skip
+    return Facts(
+        info={
+            "format": "claude-code", "session_id": main["session_id"], "path": str(path),
+            "model": main["model"], "cwd": main["cwd"], "git_branch": main["git_branch"],
+            "started_at": main["started_at"], "ended_at": main["ended_at"],
+            "malformed_lines": main["malformed"] + broken, "subagents": loaded,
+        },
+        acc=acc, since_compaction=main["since_compaction"], n_steps=main["n_steps"],
+        tool_calls=main["tool_calls"], tool_errors=main["tool_errors"],
+        compactions=main["compactions"], touched=main["touched"], failed=main["failed"],
+        billing=billing_data("ccusage", totals),
+    )
+
+
+def _figures(got: ccread.Read) -> dict[str, Any] | None:
+    """What the report takes from the main file alone (``cccache.FIGURES`` names them; the
+    subagents' files and the path are added each time), or None: the full path's work."""
     lines = got.lines
     live_ix = ccsteps.live(lines)
     cut = ccsteps.Cut(lines)
@@ -97,9 +124,16 @@ def _facts(path: Path) -> Facts | None:
     acc = _account(lines, steps, cut)
     if acc is None:
         return None
-    calls = [b for s in steps for b in s.blocks if b[0] == "call"]
-    results = [(s, b) for s in steps for b in s.blocks if b[0] == "result"]
-    owner = {c[1]: (c, s.index) for s in steps for c in s.blocks if c[0] == "call"}
+    calls: list[tuple[Any, ...]] = []
+    results: list[tuple[ccsteps.LStep, tuple[Any, ...]]] = []
+    owner: dict[str, tuple[tuple[Any, ...], int]] = {}  # the last call of each id
+    for s in steps:  # one pass over the blocks, not three
+        for b in s.blocks:
+            if b[0] == "call":
+                calls.append(b)
+                owner[b[1]] = (b, s.index)
+            elif b[0] == "result":
+                results.append((s, b))
     failed = []
     for s, r in results:
         if r[5] is None:
@@ -110,22 +144,18 @@ def _facts(path: Path) -> Facts | None:
     branch = next((lines[i].branch for i in reversed(live_ix)
                    if isinstance(lines[i].branch, str)), None)  # fmt: skip
     sid = got.session_id
-    totals = merge_billing([got.billing, *subs])
-    totals["files"] = 1 + len(subs)
     model = next((s.model for s in reversed(steps) if s.model and s.model != "<synthetic>"), None)
-    return Facts(
-        info={
-            "format": "claude-code", "session_id": sid if isinstance(sid, str) else None,
-            "path": str(path), "model": model,
-            "cwd": cwd, "git_branch": branch, "started_at": got.first_ts, "ended_at": got.last_ts,
-            "malformed_lines": got.malformed + broken, "subagents": loaded,
-        },
-        acc=acc, since_compaction=len(_active(steps, cut)), n_steps=len(steps),
-        tool_calls=len(calls), tool_errors=sum(1 for _s, r in results if r[3]),
-        compactions=cut.compactions,
-        touched=accounting.touched_by(((c[2], c[3]) for c in calls), cwd)[0],
-        failed=failed, billing=Billing(method="ccusage", **totals),
-    )
+    return {
+        "session_id": sid if isinstance(sid, str) else None, "model": model, "cwd": cwd,
+        "git_branch": branch, "started_at": got.first_ts, "ended_at": got.last_ts,
+        "malformed": got.malformed, "total": acc.total, "breakdown": acc.breakdown,
+        "last_output_tokens": acc.last_output_tokens, "inherited_steps": acc.inherited_steps,
+        "since_compaction": len(_active(steps, cut)), "n_steps": len(steps),
+        "tool_calls": len(calls), "tool_errors": sum(1 for _s, r in results if r[3]),
+        "compactions": cut.compactions,
+        "touched": accounting.touched_by(((c[2], c[3]) for c in calls), cwd)[0],
+        "failed": failed, "billing": got.billing,
+    }
 
 
 def _active(steps: list[ccsteps.LStep], cut: ccsteps.Cut) -> list[ccsteps.LStep]:
@@ -158,10 +188,17 @@ def _account(
     for s in active:
         for b in s.blocks:
             est[_category(b)] += _estimate(b)
+    return _recorded(total, accounting.scale_to(est, total), rec.usage[3], copied)
+
+
+def _recorded(
+    total: int, breakdown: dict[str, int], last_output: int, copied: int
+) -> accounting.Accounting:
+    """The accounting of a session whose last call recorded its usage."""
     return accounting.Accounting(
-        total=total, source="recorded", breakdown=accounting.scale_to(est, total),
+        total=total, source="recorded", breakdown=breakdown,
         breakdown_method="chars-scaled-to-recorded", scaled_to_recorded=True,
-        last_output_tokens=rec.usage[3], inherited_steps=copied, includes_harness_overhead=True,
+        last_output_tokens=last_output, inherited_steps=copied, includes_harness_overhead=True,
     )
 
 
@@ -173,5 +210,5 @@ def _category(b: tuple[Any, ...]) -> str:
 
 def _estimate(b: tuple[Any, ...]) -> int:
     if b[0] == "call":
-        return ccsteps.estimate(b[2] + json.dumps(b[3], ensure_ascii=False, default=str))
+        return int(b[4]) if len(b) > 4 else call_estimate(b[2], b[3])
     return int(b[2])

@@ -24,12 +24,28 @@ def _d(ln: Line) -> list[Any]:
     return ln.d
 
 
-def live(lines: list[Line]) -> list[int]:
-    """Indexes of the live conversation's lines in file order (``live_records``)."""
+def _kinds(lines: list[Line]) -> tuple[dict[str, int], list[int], list[int], list[int]]:
+    """(index of each uuid, assistant, user and attachment lines), in one pass."""
     by_uuid: dict[str, int] = {}
+    assistants: list[int] = []
+    users: list[int] = []
+    attachments: list[int] = []
     for i, ln in enumerate(lines):
         if ln.uuid is not None:
             by_uuid[ln.uuid] = i
+        kind = ln.kind
+        if kind == "assistant":
+            assistants.append(i)
+        elif kind == "user":
+            users.append(i)
+        elif kind == "attachment":
+            attachments.append(i)
+    return by_uuid, assistants, users, attachments
+
+
+def live(lines: list[Line]) -> list[int]:
+    """Indexes of the live conversation's lines in file order (``live_records``)."""
+    by_uuid, assistants, users, attachments = _kinds(lines)
     leaf = next((i for i in range(len(lines) - 1, -1, -1)
                  if lines[i].kind in _LEAF and lines[i].uuid is not None), None)  # fmt: skip
     if leaf is None:
@@ -42,22 +58,23 @@ def live(lines: list[Line]) -> list[int]:
     msg_ids = {_d(lines[i])[1] for i in chain if lines[i].kind == "assistant"}
     msg_ids.discard(None)
     included = set(chain)
-    for i, ln in enumerate(lines):
-        if i not in included and ln.kind == "assistant" and _d(ln)[1] in msg_ids:
+    for i in assistants:
+        if i not in included and _d(lines[i])[1] in msg_ids:
             included.add(i)
     call_ids: set[str] = set()
     for i in included:
         if lines[i].kind == "assistant":
             call_ids.update(_d(lines[i])[3])
-    for i, ln in enumerate(lines):
-        if i in included or ln.kind != "user":
+    for i in users:
+        if i in included:
             continue
-        results = _d(ln)[1]
+        results = _d(lines[i])[1]
         if results and all(r in call_ids for r in results):
             included.add(i)
     kept = {lines[i].uuid for i in included}
-    for i, ln in enumerate(lines):
-        if i not in included and ln.kind == "attachment" and ln.parent_uuid in kept:
+    for i in attachments:
+        ln = lines[i]
+        if i not in included and ln.parent_uuid in kept:
             included.add(i)
             kept.add(ln.uuid)
     return sorted(included)

@@ -13,22 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from contextfork import layout
 from contextfork.telemetry import accounting, policy
-from contextfork.telemetry.models import (
-    Billing,
-    Breakdown,
-    CompactionInfo,
-    FailedCommand,
-    Policy,
-    PolicyInfo,
-    RiskInfo,
-    SessionInfo,
-    StepStats,
-    Tokens,
-    load_policy_file,
-)
 
 if TYPE_CHECKING:
+    from contextfork.telemetry.models import Policy, PolicyInfo
     from contextfork.transcript.model import Session
+
+#: ``Policy().model_dump(mode="json")``: the IPSF defaults, without importing pydantic (a test
+#: pins the two equal).
+DEFAULT_POLICY: dict[str, Any] = {
+    "policy_version": "1", "tokens": {"warning": 50_000, "fork": 80_000, "hard_limit": None},
+    "steps": {"warning": 75, "fork": 120}, "slices": None, "proxy": None,
+}
 
 
 def _parse_ts(ts: str | None) -> datetime | None:
@@ -46,6 +41,8 @@ def now_iso() -> str:
 
 def load_policy(root: Path | None) -> PolicyInfo:
     """The repository's policy.json (strictly validated) or the IPSF defaults."""
+    from contextfork.telemetry.models import Policy, PolicyInfo, load_policy_file
+
     if root is not None:
         path = layout.policy_file(root)
         if path.exists():
@@ -53,23 +50,44 @@ def load_policy(root: Path | None) -> PolicyInfo:
     return PolicyInfo(source="defaults", policy=Policy())
 
 
-def billing(session: Session) -> Billing:
+def policy_data(root: Path | None) -> dict[str, Any]:
+    """``load_policy(root).model_dump(mode="json")``; pydantic is imported only to validate a
+    policy.json (``status`` of a repository without one does not load it)."""
+    if root is not None and layout.policy_file(root).exists():
+        return load_policy(root).model_dump(mode="json")
+    return {"source": "defaults", "policy": _copy(DEFAULT_POLICY)}
+
+
+def _copy(v: Any) -> Any:
+    return {k: _copy(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+
+def billing_data(method: str, totals: dict[str, int]) -> dict[str, Any]:
+    """The report's ``billing`` (the ``Billing`` model's fields, in its order)."""
+    return {"method": method, **{k: totals[k] for k in _BILLING}}
+
+
+_BILLING = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+            "cache_read_input_tokens", "total_tokens", "entries", "files")  # fmt: skip
+
+
+def billing(session: Session) -> dict[str, Any]:
     """ccusage's totals for Claude Code files; the sum of recorded step usage elsewhere."""
     if session.format == "claude-code" and session.path:
         from contextfork.telemetry.scan import billing_totals
 
-        return Billing(method="ccusage", **billing_totals(Path(session.path)))
+        return billing_data("ccusage", billing_totals(Path(session.path)))
     sessions = [session, *session.subagents]
     usages = [s.usage for sess in sessions for s in sess.steps if s.usage is not None]
     inp = sum(u.input_tokens for u in usages)
     out = sum(u.output_tokens for u in usages)
     cc = sum(u.cache_creation_input_tokens for u in usages)
     cr = sum(u.cache_read_input_tokens for u in usages)
-    return Billing(
-        method="step-usage", input_tokens=inp, output_tokens=out,
-        cache_creation_input_tokens=cc, cache_read_input_tokens=cr,
-        total_tokens=inp + out + cc + cr, entries=len(usages), files=1,
-    )
+    return billing_data("step-usage", {
+        "input_tokens": inp, "output_tokens": out, "cache_creation_input_tokens": cc,
+        "cache_read_input_tokens": cr, "total_tokens": inp + out + cc + cr,
+        "entries": len(usages), "files": 1,
+    })
 
 
 class Facts:
@@ -79,7 +97,7 @@ class Facts:
     def __init__(
         self, *, info: dict[str, Any], acc: accounting.Accounting, since_compaction: int,
         n_steps: int, tool_calls: int, tool_errors: int, compactions: list[dict[str, Any]],
-        touched: list[str], failed: list[dict[str, Any]], billing: Billing,
+        touched: list[str], failed: list[dict[str, Any]], billing: dict[str, Any],
     ) -> None:
         self.info = info
         self.acc = acc
@@ -113,48 +131,73 @@ def facts(session: Session) -> Facts:
 
 
 def session_telemetry(
-    session: Session, pol: Policy, *, context_window: int | None = None
+    session: Session, pol: Policy | dict[str, Any], *, context_window: int | None = None
 ) -> dict[str, Any]:
     """The session half of the report (also what the handoff export records)."""
     return telemetry_of(facts(session), pol, context_window=context_window)
 
 
-def telemetry_of(f: Facts, pol: Policy, *, context_window: int | None = None) -> dict[str, Any]:
-    """The session half of the report from its ``Facts``."""
+def _int(v: Any) -> Any:
+    """An int field as the report's model dumps it (pydantic's lax mode: ``True`` is 1)."""
+    return int(v) if isinstance(v, bool) else v
+
+
+def telemetry_of(
+    f: Facts, pol: Policy | dict[str, Any], *, context_window: int | None = None
+) -> dict[str, Any]:
+    """The session half of the report from its ``Facts``: JSON values, each part as its model
+    in ``telemetry.models`` dumps it (same keys, same order; tests/telemetry/test_status_plain.py
+    validates them against the models), built without pydantic."""
     acc = f.acc
     n_steps = f.n_steps
     since_fork = n_steps - acc.inherited_steps if acc.inherited_steps else None
     own_steps = n_steps if since_fork is None else since_fork  # a fork is judged on its own
-    risk = policy.evaluate(acc.total, own_steps, pol.model_dump())
+    risk = policy.evaluate(acc.total, own_steps, pol if isinstance(pol, dict) else pol.model_dump())
     started, ended = _parse_ts(f.info["started_at"]), _parse_ts(f.info["ended_at"])
     pct = None
     if context_window and acc.total is not None:
         pct = round(100.0 * acc.total / context_window, 1)
+    info = f.info
+    bd = acc.breakdown
     return {
-        "session": SessionInfo(
-            **f.info, age_seconds=(ended - started).total_seconds() if started and ended else None,
-        ),
-        "tokens": Tokens(
-            total=acc.total, source=acc.source,
-            breakdown=Breakdown(**acc.breakdown),
-            breakdown_method=acc.breakdown_method,
-            scaled_to_recorded=acc.scaled_to_recorded,
-            last_output_tokens=acc.last_output_tokens, context_window=context_window,
-            context_used_percent=pct, includes_harness_overhead=acc.includes_harness_overhead,
-            harness_overhead=acc.harness_overhead,
-        ),
-        "steps": StepStats(
-            total=n_steps, since_compaction=f.since_compaction, since_fork=since_fork,
-            tool_calls=f.tool_calls, tool_errors=f.tool_errors,
-        ),
-        "compactions": [CompactionInfo(**c) for c in f.compactions],
+        "session": {
+            **{k: info[k] for k in _SESSION},
+            "age_seconds": (ended - started).total_seconds() if started and ended else None,
+            "malformed_lines": info["malformed_lines"], "subagents": info["subagents"],
+        },
+        "tokens": {
+            "total": acc.total, "source": acc.source,
+            "breakdown": {k: bd.get(k, 0) for k in accounting.CATEGORIES},
+            "breakdown_method": acc.breakdown_method,
+            "scaled_to_recorded": acc.scaled_to_recorded,
+            "last_output_tokens": acc.last_output_tokens, "context_window": context_window,
+            "context_used_percent": pct, "includes_harness_overhead": acc.includes_harness_overhead,
+            "harness_overhead": acc.harness_overhead,
+        },
+        "steps": {
+            "total": n_steps, "since_compaction": f.since_compaction, "since_fork": since_fork,
+            "tool_calls": f.tool_calls, "tool_errors": f.tool_errors,
+        },
+        "compactions": [_compaction(c) for c in f.compactions],
         "touched_files": f.touched,
-        "failed_commands": [
-            FailedCommand(**{k: v for k, v in x.items() if k != "call_id"}) for x in f.failed
-        ],
+        "failed_commands": [{k: x[k] for k in _FAILED} for x in f.failed],
         "billing": f.billing,
-        "risk": RiskInfo(**risk, badge=policy.badge(
-            acc.total, own_steps, risk, chain=n_steps if since_fork is not None else None,
-            source=acc.source, messages_only=not acc.includes_harness_overhead,
-        )),
+        "risk": {
+            "level": risk["level"], "color": risk["color"],
+            "recommendation": risk["recommendation"], "label": risk["label"],
+            "reasons": risk["reasons"],
+            "badge": policy.badge(
+                acc.total, own_steps, risk, chain=n_steps if since_fork is not None else None,
+                source=acc.source, messages_only=not acc.includes_harness_overhead,
+            ),
+        },
     }
+
+
+def _compaction(c: dict[str, Any]) -> dict[str, Any]:
+    return {"before_step": _int(c["before_step"]), "timestamp": c.get("timestamp"),
+            "trigger": c.get("trigger"), "pre_tokens": _int(c.get("pre_tokens"))}  # fmt: skip
+
+
+_SESSION = ("format", "session_id", "path", "model", "cwd", "git_branch", "started_at", "ended_at")
+_FAILED = ("step", "tool", "command", "exit_code", "error_excerpt")

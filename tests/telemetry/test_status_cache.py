@@ -56,8 +56,8 @@ def test_a_grown_transcript_is_parsed_from_where_the_last_pass_stopped(
     _same(path)
     path.write_bytes(b"".join(lines))
     _same(path)
-    _same(path)
-    assert resumed == [None, None, kept, len(b"".join(lines[:30])), len(b"".join(lines))]
+    _same(path)  # unchanged since: the figures of that pass answer, no pass at all
+    assert resumed == [None, None, kept, len(b"".join(lines[:30]))]
 
 
 def _cached(tmp_path: Path, body: bytes) -> Path:
@@ -153,7 +153,9 @@ def test_the_cache_keeps_no_secret_and_not_the_whole_text_a_call_sent(
     path.write_text(text)
     _same(path)
     _same(path)  # the pass is kept now
+    cccache.figures_file(path).unlink()
     _same(path)  # and read back from the cache
+    _same(path)  # and its figures
     assert resumed == [None, None, len(text.encode())]
     kept = b"".join(f.read_bytes() for f in (tmp_path / "cache").rglob("*.json"))
     assert b"pytest -q --token" in kept and token.encode() not in kept
@@ -178,3 +180,80 @@ def test_a_line_rewritten_in_the_middle_in_place_is_read_whole_again(
     path.write_bytes(data[:at] + new + data[at + len(old):])
     _same(path)
     assert resumed == [None, None, None]
+
+
+def test_a_cache_msgspec_cannot_read_is_read_by_json_and_still_resumes(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    """A call's input that held NaN is cached as NaN (msgspec refuses it; ``json`` reads it)."""
+    objs = cc21.lines(grow=4)
+    call = next(o for o in objs if o["type"] == "assistant" and "tool_use" in json.dumps(o))
+    block = next(b for b in call["message"]["content"] if b["type"] == "tool_use")
+    block["input"]["timeout"] = float("nan")
+    lines = [dumps(o).encode() + b"\n" for o in objs]
+    assert any(b"NaN" in ln for ln in lines)
+    path = _cached(tmp_path, b"".join(lines[:-3]))
+    assert b"NaN" in cccache.cache_file(path).read_bytes()
+    path.write_bytes(b"".join(lines))
+    _same(path)
+    assert resumed[-1] == len(b"".join(lines[:-3]))
+
+
+@pytest.mark.parametrize("change", ["none", "append", "rewrite", "damage", "tail"])
+def test_the_figures_of_a_whole_pass_answer_only_for_the_same_bytes(
+    tmp_path: Path, resumed: list[int | None], change: str
+) -> None:
+    """Unchanged (same inode, size and SHA-256): the kept figures answer and nothing is parsed;
+    grown, rewritten in place, a damaged figures file or a line still being written: a pass."""
+    lines = _lines(grow=4)
+    path = _cached(tmp_path, b"".join(lines[:-2]))
+    assert cccache.figures_file(path).exists()
+    before = len(resumed)
+    if change == "append":
+        path.write_bytes(b"".join(lines))
+    elif change == "rewrite":
+        with open(path, "r+b") as fh:  # same inode, same size, other bytes
+            fh.write(b"".join(lines[:-2]).replace(b'"Read"', b'"Grep"', 1))
+    elif change == "damage":
+        figures = cccache.figures_file(path)
+        figures.write_bytes(figures.read_bytes().replace(b'"n_steps":', b'"n_steps":"', 1))
+    elif change == "tail":
+        path.write_bytes(b"".join(lines[:-2]) + lines[-2].rstrip(b"\n"))  # it parses: a step
+    _same(path)
+    assert len(resumed) == before + (change != "none")
+    if change == "tail":  # a pass that read a line still being written keeps no figures:
+        with open(path, "r+b") as fh:  # those of its complete lines would count that line
+            fh.truncate(len(b"".join(lines[:-2])))
+        _same(path)
+
+
+def test_a_call_whose_input_the_cache_cuts_is_estimated_as_the_whole_input_it_sent(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    """The cache keeps 200 characters of what a call sent under keys ``status`` does not read;
+    the context breakdown read back from it still counts all of it (it once counted the cut)."""
+    objs = cc21.lines(grow=4)
+    call = [o for o in objs if o["type"] == "assistant" and "tool_use" in json.dumps(o)][-1]
+    block = next(b for b in call["message"]["content"] if b["type"] == "tool_use")
+    block["input"]["content"] = "z" * 5000
+    lines = [dumps(o).encode() + b"\n" for o in objs]
+    at = next(i for i, ln in enumerate(lines) if b"z" * 5000 in ln) + 1
+    path = _cached(tmp_path, b"".join(lines[:at]))
+    assert b"z" * 201 not in cccache.cache_file(path).read_bytes()
+    path.write_bytes(b"".join(lines))
+    _same(path)
+    assert resumed[-1] == len(b"".join(lines[:at]))
+
+
+def test_no_figures_are_kept_when_a_touched_path_holds_a_secret(
+    tmp_path: Path, resumed: list[int | None]
+) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = b"".join(_lines(grow=4)).decode()
+    assert text.count('"file_path":"src/port.py"') == 1
+    text = text.replace('"file_path":"src/port.py"', f'"file_path":"src/{token}/port.py"')
+    path = _cached(tmp_path, text.encode())
+    assert not cccache.figures_file(path).exists()
+    assert ccstatus.fast_facts(path) is not None  # from the cached lines (paths redacted)
+    kept = b"".join(f.read_bytes() for f in (tmp_path / "cache").rglob("*.json"))
+    assert token.encode() not in kept

@@ -188,6 +188,24 @@ HOSTILE: list[bytes] = [
     b'{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t9",'
     b'"content":[{"type":"image"},"Exit code 3\\noops"],"is_error":false}]}}',
     b'{"type":"summary","leafUuid":"u1","sessionId":12}',
+    # Lines msgspec would read but ``json`` refuses or reads otherwise (telemetry/ccstruct.py):
+    # a byte that is not UTF-8 or an integer longer than ``int`` parses, in a field msgspec
+    # skips; a field of another type than declared; a duplicated key; a list item that is no
+    # block; counts that are null.
+    b'{"type":"user","uuid":"skip-utf8","parentUuid":"u18","message":{"content":"hi"},'
+    b'"toolUseResult":"\xff\xfe"}',
+    b'{"type":"user","uuid":"skip-digits","parentUuid":"u18","message":{"content":"hi"},'
+    b'"toolUseResult":' + b"7" * 4301 + b"}",
+    b'{"type":"assistant","uuid":"dup","type":"user","parentUuid":"u18","message":{"content":"x"}}',
+    b'{"type":"assistant","uuid":"a-num","parentUuid":"u18","requestId":7,'
+    b'"message":{"id":"h6","content":[1,{"type":"text","text":"a"}],"usage":{"input_tokens":3}}}',
+    b'{"type":"assistant","uuid":"a-null","parentUuid":"u18","message":{"id":"h7","model":"m",'
+    b'"content":[{"type":"text","text":null},{"type":"thinking"},{"type":"tool_use"}],'
+    b'"usage":{"input_tokens":null,"output_tokens":2,"cache_read_input_tokens":9}}}',
+    b'{"type":"user","uuid":"lp","parentUuid":null,"logicalParentUuid":"u18",'
+    b'"message":{"content":"after"}}',
+    b'{"type":"user","uuid":"fork-str","parentUuid":"u18","forkedFrom":"s","isSidechain":0,'
+    b'"message":{"content":[{"type":"tool_result","content":[{"type":"document"},"x"]}]}}',
 ]
 
 
@@ -197,6 +215,23 @@ def test_a_hostile_line_reports_the_same(tmp_path: Path, i: int) -> None:
     body = path.read_bytes()
     cut = body.rindex(b"\n") + 1  # keep the partial tail last
     path.write_bytes(body[:cut] + HOSTILE[i] + b"\n" + body[cut:])
+    assert_same(path)
+
+
+@pytest.mark.parametrize("chunk", [7, 1000, 4096])
+def test_a_number_too_long_for_int_across_read_chunks_reports_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The pass looks for such a number once per read chunk, and in the line a chunk ends
+    with: a line that begins in one chunk and ends in the next is still left to ``json``."""
+    from contextfork.telemetry import ccread
+
+    monkeypatch.setattr(ccread, "_CHUNK", chunk)
+    path = build_session_file(tmp_path / "s.jsonl")
+    body = path.read_bytes()
+    cut = body.index(b"\n", len(body) // 2) + 1
+    line = next(h for h in HOSTILE if b'"skip-digits"' in h)
+    path.write_bytes(body[:cut] + line + b"\n" + body[cut:])
     assert_same(path)
 
 
