@@ -254,16 +254,17 @@ def export(
         loc = loc or gitstate.locate(root)
         base = packages_dir(root)  # refuses a symlinked .contextfork before anything is written
         exclude_state_dir(root, common=loc.common_dir)
-        # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts
-        # against HEAD and is redone against the empty tree only on an unborn HEAD.
-        # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to
-        # the end while Python works below instead of waiting on a full pipe.
+        # HEAD comes from status (branch.oid / branch.head); the work-tree diff follows status
+        # (gitstate.reads), against the empty tree on an unborn HEAD. Outputs are read as git
+        # writes them, so status and the diffs run to the end while Python works below
+        # instead of waiting on a full pipe.
         reads = reads or gitstate.start_export_reads(root, loc.git_dir)
     except BaseException:
         if reads is not None:
             reads.discard()
         raise
-    d_status, d_diff = reads.status, reads.diff
+    d_status = reads.status
+    d_diff: pipes.Drained | None = None
     d_staged: pipes.Drained | None = None
     tree: gitstate.TreeJob | None = None
     try:
@@ -274,6 +275,8 @@ def export(
         atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(d_status.finish("status"))
+        if st.oid is not None:
+            d_diff = gitstate.start_worktree_diff(root, st)
         plan_u = _plan_untracked(root, st, opts)
         # The tree: just what status found changed, hashed into a temporary index while the
         # diffs still run; no blob is stored (gitstate.worktree).
@@ -295,11 +298,10 @@ def export(
             kill_point("export:staged")
             pause_point("export:staged")
             if st.oid is None:
-                d_diff.discard()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
                 staged = gitstate.diff_patch(root, gitstate.EMPTY_TREE, cached=True)
             else:
-                patch = d_diff.finish("diff")
+                patch = d_diff.finish("diff") if d_diff is not None else b""
                 asked = d_staged.finish("diff --cached") if d_staged is not None else b""
                 cut = staged_mod.assemble(plan, patch, asked) if plan is not None else asked
                 # a section it could not vouch for: git's own --cached diff, whole
@@ -315,7 +317,8 @@ def export(
         if tree is not None:
             tree.cancel()
         d_status.discard()
-        d_diff.discard()
+        if d_diff is not None:
+            d_diff.discard()
         if d_staged is not None:
             d_staged.discard()
 

@@ -92,19 +92,31 @@ def test_an_edit_between_two_commits_gets_its_own_checkpoint_with_the_new_bytes(
     assert f"contextfork-checkpoint: {second.package_id}" in note
 
 
-def test_the_hook_starts_status_and_the_diff_before_anything_else(repo: Repo, tmp_path: Path) -> None:
-    # gitstate.early: git works while the hook imports the export (~45 ms of a cold start).
+def test_the_hook_starts_status_first_and_diffs_only_the_paths_it_listed(repo: Repo, tmp_path: Path) -> None:
+    # gitstate.early: status runs while the hook imports the export (~45 ms of a cold start);
+    # the work-tree diff then names status's paths instead of stat'ing every tracked file again.
     _state(repo)
     proc, trace = _hook(repo, tmp_path)
     assert proc.returncode == 0, proc.stderr
     calls = [ln.split("built-in: git ", 1)[1] for ln in trace.read_text().splitlines() if "built-in: git " in ln]
-    first = sorted(c.split(" ", 2)[0] + " " + c.split(" ", 2)[1] for c in calls[:2])
-    assert first == ["diff HEAD", "status --porcelain=v2"], calls  # the two start together
+    assert calls[0].startswith("status --porcelain=v2 "), calls
+    diffs = [c for c in calls if c.startswith("diff HEAD ")]
+    assert len(diffs) == 1 and diffs[0].endswith(" -- README.md src/app.py"), calls
 
 
-def test_the_early_start_loads_no_more_than_os_struct_and_threading() -> None:
+def test_a_checkpoint_of_a_clean_tree_runs_no_diff(repo: Repo, tmp_path: Path) -> None:
+    repo.write("notes/n.txt", "untracked only\n")
+    proc, trace = _hook(repo, tmp_path)
+    assert proc.returncode == 0 and "checkpoint" in proc.stderr, proc.stderr
+    calls = [ln.split("built-in: git ", 1)[1] for ln in trace.read_text().splitlines() if "built-in: git " in ln]
+    assert not [c for c in calls if c.startswith("diff")], calls
+    (package,) = store.list_packages(repo.path)
+    assert (package.path / "git_diff.patch").read_bytes() == b""
+
+
+def test_the_early_start_loads_no_more_than_os_and_threading() -> None:
     code = ("import sys; import contextfork.gitstate.early;"
-            "print(' '.join(m for m in ('subprocess', 'dataclasses', 'pathlib', 'json',"
+            "print(' '.join(m for m in ('subprocess', 'dataclasses', 'pathlib', 'json', 'struct',"
             " 'contextfork.gitstate.core', 'contextfork.errors') if m in sys.modules))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], env={**clean_env(), "PYTHONPATH": SOURCE},
                          capture_output=True, text=True, check=True)  # fmt: skip
