@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -49,9 +50,10 @@ class Standing(NamedTuple):
 
 
 def now_iso() -> str:
-    from datetime import UTC, datetime  # lazy: hot path (only writers ask the time)
-
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC to the millisecond, as ``package.store.utc_now_iso`` (``time``: no ``datetime`` on
+    the pre-commit hook's path)."""
+    seconds, ms = divmod(time.time_ns() // 1_000_000, 1000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{ms:03d}Z"
 
 
 def _read_bounded(path: Path, limit: int) -> bytes | None:

@@ -332,9 +332,13 @@ def _write_package(
     gs = git_status_file(st)
     gs["operation"] = operation
     seed = opts.seed or {}
-    from contextfork.package import claims as claims_mod  # stdlib only until a check runs
+    given = bool(opts.handoff_input or seed.get("harvested"))
+    parts: dict[str, Any] = {}
+    part_sources: dict[str, Any] = {}
+    if given:  # a checkpoint has neither: claims stays unloaded (the hook's path, issue 27)
+        from contextfork.package import claims as claims_mod  # lazy: hot path
 
-    parts, part_sources = claims_mod.merge_harvest(opts.handoff_input, seed.get("harvested"))
+        parts, part_sources = claims_mod.merge_harvest(opts.handoff_input, seed.get("harvested"))
     h = handoff_mod.build(
         _tree_state(gs, um, tree_sha),
         parts,
@@ -345,7 +349,7 @@ def _write_package(
     )
     h, redactions = _redact(h)
     record = None
-    if opts.handoff_input or seed.get("harvested"):
+    if given:
         record = claims_mod.record(opts.claims, part_sources, len(seed.get("failed_approaches") or []))
         record, n = _redact(record)
         redactions += n
