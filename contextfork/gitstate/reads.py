@@ -12,7 +12,6 @@ does not list is the same in HEAD, the index and the work tree, so it has no sec
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -41,11 +40,11 @@ class Reads(Protocol):
     def discard(self) -> None: ...
 
 
-@dataclass
 class ExportReads:
     """``git status`` running, its output collected as it comes (no posix_spawn here)."""
 
-    status: Drained
+    def __init__(self, status: Drained) -> None:
+        self.status = status
 
     def discard(self) -> None:
         self.status.discard()

@@ -15,7 +15,6 @@ import contextlib
 import os
 import stat as stat_mod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,36 +35,52 @@ from contextfork.package.store import (
     utc_now_iso,
 )
 from contextfork.paths import unsafe_reason
+from contextfork.records import Record
 from contextfork.testhooks import kill_point, pause_point
 
 MANIFEST_VERSION = "1.2"
 DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
 
 
-@dataclass
-class ExportOptions:
-    goal: str | None = None
-    session_id: str | None = None
-    handoff_input: dict[str, Any] | None = None  # validated by handoff_input.parse_input
-    trigger: str = "cli"
-    transcript: Path | None = None
-    harness: str | None = None
-    file_cap: int = DEFAULT_FILE_CAP
-    total_cap: int = DEFAULT_TOTAL_CAP
-    seed: dict[str, Any] | None = None  # from package.seeding (telemetry, failures, goals)
-    cold_store_refs: list[str] = field(default_factory=list)
-    claims: list[dict[str, Any]] | None = None  # the model's citations, checked (package.claims)
-    extra_files: dict[str, bytes] | None = None  # e.g. the conversation (package.conversation)
+class ExportOptions(Record):
+    __match_args__ = ("goal", "session_id", "handoff_input", "trigger", "transcript", "harness",
+                      "file_cap", "total_cap", "seed", "cold_store_refs", "claims", "extra_files")  # fmt: skip
+
+    def __init__(
+        self, goal: str | None = None, session_id: str | None = None,
+        handoff_input: dict[str, Any] | None = None, trigger: str = "cli",
+        transcript: Path | None = None, harness: str | None = None,
+        file_cap: int = DEFAULT_FILE_CAP, total_cap: int = DEFAULT_TOTAL_CAP,
+        seed: dict[str, Any] | None = None, cold_store_refs: list[str] | None = None,
+        claims: list[dict[str, Any]] | None = None, extra_files: dict[str, bytes] | None = None,
+    ) -> None:  # fmt: skip
+        self.goal = goal
+        self.session_id = session_id
+        self.handoff_input = handoff_input  # validated by handoff_input.parse_input
+        self.trigger = trigger
+        self.transcript = transcript
+        self.harness = harness
+        self.file_cap = file_cap
+        self.total_cap = total_cap
+        self.seed = seed  # from package.seeding (telemetry, failures, goals)
+        self.cold_store_refs: list[str] = cold_store_refs if cold_store_refs is not None else []
+        self.claims = claims  # the model's citations, checked (package.claims)
+        self.extra_files = extra_files  # e.g. the conversation (package.conversation)
 
 
-@dataclass
-class ExportOutcome:
-    package_id: str
-    path: Path
-    manifest: dict[str, Any]
-    git_status: dict[str, Any]
-    untracked: dict[str, Any]
-    problems: list[Problem]
+class ExportOutcome(Record):
+    __match_args__ = ("package_id", "path", "manifest", "git_status", "untracked", "problems")
+
+    def __init__(
+        self, package_id: str, path: Path, manifest: dict[str, Any], git_status: dict[str, Any],
+        untracked: dict[str, Any], problems: list[Problem],
+    ) -> None:  # fmt: skip
+        self.package_id = package_id
+        self.path = path
+        self.manifest = manifest
+        self.git_status = git_status
+        self.untracked = untracked
+        self.problems = problems
 
 
 def git_status_file(st: gitstate.Status) -> dict[str, Any]:
@@ -126,16 +141,16 @@ def _untracked_entry(
     }  # fmt: skip
 
 
-@dataclass
 class _UntrackedPlan:
     """What export does with each untracked name, decided from ``lstat`` alone (before git
     starts on the tree): ``files`` has an entry per name, None where the bytes are to be read
     (``to_read``: index, name, mode, size); ``held`` are the raw names of regular files the package
     does not capture, which the tree job hashes without storing (``gitstate.worktree``)."""
 
-    files: list[dict[str, Any] | None] = field(default_factory=list)
-    to_read: list[tuple[int, str, str, int]] = field(default_factory=list)
-    held: list[bytes] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.files: list[dict[str, Any] | None] = []
+        self.to_read: list[tuple[int, str, str, int]] = []
+        self.held: list[bytes] = []
 
 
 def _plan_untracked(root: Path, st: gitstate.Status, opts: ExportOptions) -> _UntrackedPlan:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import NotFoundError, UsageError
 from contextfork.layout import packages_dir
+from contextfork.records import FrozenRecord
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file (export; here so the CLI need not import it)
 
@@ -33,10 +37,14 @@ def utc_now_iso() -> str:
     return f"{time.strftime('%Y-%m-%dT%H:%M:%S', when)}.{ms:03d}Z"
 
 
-@dataclass(frozen=True)
-class PackageRef:
-    package_id: str
-    path: Path
+class PackageRef(FrozenRecord):
+    __match_args__ = ("package_id", "path")
+    package_id: Final[str]
+    path: Final[Path]
+
+    def __init__(self, package_id: str, path: Path) -> None:
+        self.package_id = package_id
+        self.path = path
 
 
 def list_packages(root: Path) -> list[PackageRef]:
