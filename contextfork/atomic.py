@@ -16,9 +16,12 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from contextfork.staleness import is_stale, owner_pid
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def fsync_dir(path: Path) -> None:

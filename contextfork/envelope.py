@@ -8,13 +8,17 @@ Shape (schemas/envelope.schema.json):
 from __future__ import annotations
 
 import json
-from typing import Any, Final, Literal
 
 from contextfork.records import FrozenRecord, Record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, TypeAlias
+
+    Severity: TypeAlias = Literal["error", "warning", "info"]
+
 ENVELOPE_VERSION = "1"
 
-Severity = Literal["error", "warning", "info"]
 
 
 class Problem(FrozenRecord):

@@ -23,11 +23,15 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from contextfork import layout
 from contextfork.hashing import sha256_bytes
 from contextfork.inputfile import read_quietly
+from contextfork.records import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 PACKAGES, COLD, REMOTES = "packages", "cold", "remotes"
@@ -36,13 +40,19 @@ MANIFEST_MAX = 64 * 1024 * 1024  # far above any real manifest; /dev/zero must n
 RECORD_MAX = 64 * 1024 * 1024
 
 
-class Standing(NamedTuple):
+class Standing(Record):
     """A package's provenance as this repository's records see it."""
 
-    record: dict[str, Any] | None  # the record when it matches the package's manifest
-    problem: str | None  # why the package is not offered (None: it is)
-    code: str  # "ok", "no_provenance", "provenance_mismatch" or "held"
-    home: Path | None = None  # the repository whose git dir holds the record
+    __match_args__ = ("record", "problem", "code", "home")
+
+    def __init__(
+        self, record: dict[str, Any] | None, problem: str | None, code: str,
+        home: Path | None = None,
+    ) -> None:  # fmt: skip
+        self.record = record  # the record when it matches the package's manifest
+        self.problem = problem  # why the package is not offered (None: it is)
+        self.code = code  # "ok", "no_provenance", "provenance_mismatch" or "held"
+        self.home = home  # the repository whose git dir holds the record
 
     @property
     def offered(self) -> bool:

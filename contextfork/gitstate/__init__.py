@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     )
     from contextfork.gitstate.reads import (
         ExportReads,
-        Reads,
         start_export_reads,
         start_worktree_diff,
     )
@@ -118,7 +117,6 @@ _WHERE = {
     "EMPTY_TREE": "core",
     "Entry": "porcelain",
     "ExportReads": "reads",
-    "Reads": "reads",
     "HELD_INDEX": "worktree",
     "Head": "core",
     "Location": "core",
@@ -224,7 +222,6 @@ __all__ = [
     "Location",
     "LogEntry",
     "PushVerdict",
-    "Reads",
     "Status",
     "TreeEntry",
     "TreeJob",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
 
 from contextfork.gitstate.core import start
 from contextfork.gitstate.early import SPAWN, EarlyReads
@@ -22,22 +21,24 @@ from contextfork.gitstate.porcelain import Status, status_args
 from contextfork.gitstate.staged import can_name
 from contextfork.gitstate.trees import diff_args
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Protocol
 
-class Reading(Protocol):
-    """A started git question: ``pipes.Drained``, or ``early.Spawned``."""
+    class Reading(Protocol):
+        """A started git question: ``pipes.Drained``, or ``early.Spawned``."""
 
-    def finish(self, what: str) -> bytes: ...
+        def finish(self, what: str) -> bytes: ...
 
-    def discard(self) -> None: ...
+        def discard(self) -> None: ...
 
+    class Reads(Protocol):
+        """Status, started: ``early.EarlyReads`` (or ``ExportReads`` without posix_spawn)."""
 
-class Reads(Protocol):
-    """Status, started: ``early.EarlyReads`` (or ``ExportReads`` without posix_spawn)."""
+        @property
+        def status(self) -> Reading: ...
 
-    @property
-    def status(self) -> Reading: ...
-
-    def discard(self) -> None: ...
+        def discard(self) -> None: ...
 
 
 class ExportReads:

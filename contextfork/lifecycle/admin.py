@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from contextfork import atomic, provenance
 from contextfork.envelope import Problem, Result
@@ -18,6 +17,10 @@ from contextfork.lifecycle.notes import NOTE_KEY, parse_note
 from contextfork.package import store
 from contextfork.records import Record
 from contextfork.resume import state
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class PackageInfo(Record):

@@ -21,14 +21,17 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from contextfork import gitstate, layout
 from contextfork.errors import UsageError
 from contextfork.lifecycle.notes import NOTE_KEY, note_text, parse_note
 
-if TYPE_CHECKING:  # the hook's own path never loads it
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:  # the hook's own path never loads them
+    from typing import Any
+
     from contextfork.envelope import Result
+    from contextfork.gitstate.reads import Reads
 
 MARKER = "contextfork-managed-hook: v1"
 HOOKS = ("pre-commit", "post-commit")
@@ -228,7 +231,7 @@ def _hook_location() -> gitstate.Location:
 
 
 def pre_commit(
-    root: Path, loc: gitstate.Location | None = None, early: gitstate.Reads | None = None
+    root: Path, loc: gitstate.Location | None = None, early: Reads | None = None
 ) -> str:
     """Write a checkpoint package of the state being committed; returns its id. ``early``:
     status and the diff, started by the hook entry before its imports (``gitstate.early``) in
@@ -330,7 +333,7 @@ def post_commit(root: Path) -> str | None:
     return parse_note(text)[NOTE_KEY]
 
 
-def main(argv: list[str], early: gitstate.Reads | None = None) -> int:
+def main(argv: list[str], early: Reads | None = None) -> int:
     hook = argv[0] if argv else ""
     strict = "--strict" in argv
     if hook not in HOOKS:

@@ -16,7 +16,6 @@ import os
 import stat as stat_mod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from contextfork import __version__, atomic, gitstate, provenance
 from contextfork.envelope import Problem
@@ -37,6 +36,12 @@ from contextfork.package.store import (
 from contextfork.paths import unsafe_reason
 from contextfork.records import Record
 from contextfork.testhooks import kill_point, pause_point
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from contextfork.gitstate.reads import Reads
 
 MANIFEST_VERSION = "1.2"
 DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
@@ -259,7 +264,7 @@ def _tree_state(gs: dict[str, Any], um: dict[str, Any], tree_sha: str) -> dict[s
 
 def export(
     root: Path, opts: ExportOptions, loc: gitstate.Location | None = None,
-    reads: gitstate.Reads | None = None,
+    reads: Reads | None = None,
 ) -> ExportOutcome:  # fmt: skip
     """Write a new package for the repository at ``root`` and return what was written.
     ``reads``: status and the diff against HEAD, started by the caller (the git hook:
