@@ -38,7 +38,7 @@ def fsync_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _temp_then_replace(tmp: str, path: Path) -> Iterator[None]:
+def _temp_then_replace(tmp: str, path: Path, sync_dir: bool = True) -> Iterator[None]:
     """Run the body that fills ``tmp``, then rename it over ``path``; on failure remove ``tmp``."""
     try:
         yield
@@ -47,14 +47,42 @@ def _temp_then_replace(tmp: str, path: Path) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if sync_dir:
+        fsync_dir(path.parent)
 
 
-def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically (same-directory temp file, fsync, rename)."""
+def write_bytes(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (same-directory temp file, fsync, rename).
+    ``sync_dir`` False: the caller flushes the directory (the rename) itself, later, e.g. with
+    the files of a package (``publish_dir``'s ``also_flush``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    _fill_then_replace(fd, tmp, path, data, mode)
+    _fill_then_replace(fd, tmp, path, data, mode, sync_dir)
+
+
+def write_files(directory: Path, files: dict[str, bytes]) -> None:
+    """Write several files of one directory, each atomically: every temp file written, then
+    each flushed (the first fsync commits them all, the others find little left), then each
+    renamed into place in the order given, then the directory flushed once (a pre-commit
+    checkpoint's two note files: two fsync rounds less on every commit)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    temps: list[str] = []
+    try:
+        for name in files:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(files[name])
+        for tmp in temps:
+            _fsync_path(tmp)
+        for name, tmp in zip(files, temps, strict=True):
+            os.replace(tmp, directory / name)
+    except BaseException:
+        for tmp in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    fsync_dir(directory)
 
 
 def write_output(path: Path, data: bytes) -> None:
@@ -80,9 +108,11 @@ def write_output(path: Path, data: bytes) -> None:
     _fill_then_replace(fd, tmp, path, data, keep)
 
 
-def _fill_then_replace(fd: int, tmp: str, path: Path, data: bytes, mode: int | None) -> None:
+def _fill_then_replace(
+    fd: int, tmp: str, path: Path, data: bytes, mode: int | None, sync_dir: bool = True
+) -> None:
     """``data`` into the open temp file, on disk (fsync), its mode set, then renamed over."""
-    with _temp_then_replace(tmp, path):
+    with _temp_then_replace(tmp, path, sync_dir):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -320,20 +350,25 @@ class BackgroundWriter:
 
 
 def _fsync_tree(
-    root: Path, synced: frozenset[str] = frozenset(), whole_fs: bool | None = None
-) -> None:
+    root: Path, synced: frozenset[str] = frozenset(), whole_fs: bool | None = None,
+    also_flush: Iterable[Path] = (),
+) -> None:  # fmt: skip
     """fsync every file and directory of a staged tree before it is published (files in
     ``synced`` were fsynced already, by a ``BackgroundWriter``), or flush its whole filesystem
     at once where that is cheap (``whole_fs``: the writer's own decision, else
     ``whole_fs_sync_cheap`` now). fsync releases the GIL: up to 8 threads overlap the flushes
-    (serial: a third of export; concurrent.futures: ~9 ms of imports on every checkpoint)."""
+    (serial: a third of export; concurrent.futures: ~9 ms of imports on every checkpoint).
+    ``also_flush``: directories elsewhere flushed in the same round (a rename made just before,
+    whose directory its writer left unflushed: ``write_bytes(sync_dir=False)``)."""
     if whole_fs_sync_cheap() if whole_fs is None else whole_fs:
         sync_filesystem(root)
+        for d in also_flush:  # perhaps on another filesystem
+            fsync_dir(d)
         return
     files: list[str] = []
-    dirs: list[str] = []
+    dirs: set[str] = set()
     for dirpath, _dirnames, filenames in os.walk(root):
-        dirs.append(dirpath)
+        dirs.add(dirpath)
         files.extend(
             path for path in (os.path.join(dirpath, f) for f in filenames) if path not in synced
         )
@@ -342,21 +377,26 @@ def _fsync_tree(
     def flush(chunk: list[str]) -> None:
         try:
             for f in chunk:
-                _fsync_path(f)
+                if f in dirs:
+                    fsync_dir(Path(f))
+                else:
+                    _fsync_path(f)
         except OSError as exc:
             failed.append(exc)
 
-    n = 8 if len(files) > 4 else 1
-    threads = [threading.Thread(target=flush, args=(files[i::n],)) for i in range(1, n)]
+    # The directories in the same overlapped round as the files (each fsync waits on the
+    # journal; one round per directory after the files cost a commit's time under load).
+    dirs.update(str(d) for d in also_flush)
+    todo = files + sorted(dirs)
+    n = 8 if len(todo) > 4 else 1
+    threads = [threading.Thread(target=flush, args=(todo[i::n],)) for i in range(1, n)]
     for t in threads:
         t.start()
-    flush(files[0::n])
+    flush(todo[0::n])
     for t in threads:
         t.join()
     if failed:
         raise failed[0]
-    for d in dirs:
-        fsync_dir(Path(d))
 
 
 
@@ -398,18 +438,24 @@ def staging_dir(parent: Path, prefix: str = ".staging-") -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def publish_dir(staged: Path, final: Path, *, writer: BackgroundWriter | None = None) -> None:
+def publish_dir(
+    staged: Path, final: Path, *, writer: BackgroundWriter | None = None,
+    also_flush: Iterable[Path] = (),
+) -> None:  # fmt: skip
     """Move a fully written staging directory into place in one rename.
 
     Refuses to replace an existing directory: published packages are immutable. ``writer``:
     the one that wrote (part of) it; its files already fsynced are not fsynced again, and its
     choice between an fsync per file and one whole-filesystem flush stands (decided once), but
-    for a few files only (the rest linked): syncfs would wait on every other program's writes."""
+    for a few files only (the rest linked): syncfs would wait on every other program's writes.
+    ``also_flush``: directories flushed with the staged tree, before the rename (see
+    ``_fsync_tree``)."""
     if writer is None:
-        _fsync_tree(staged)
+        _fsync_tree(staged, also_flush=also_flush)
     else:
         many = writer.unsynced > FEW_TO_FSYNC  # then the writer has decided (a first write)
-        _fsync_tree(staged, writer.wait(), whole_fs=many and not writer.fsync_each)
+        _fsync_tree(staged, writer.wait(), whole_fs=many and not writer.fsync_each,
+                    also_flush=also_flush)  # fmt: skip
     if final.exists():
         raise FileExistsError(str(final))
     os.rename(staged, final)

@@ -91,13 +91,16 @@ def _load(path: Path | None) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) and obj.get("format") == FORMAT else None
 
 
-def _write(path: Path | None, record: dict[str, Any]) -> None:
+def _write(path: Path | None, record: dict[str, Any], sync_dir: bool = True) -> Path:
+    """Write ``record`` at ``path`` (atomic); returns its directory, which ``sync_dir`` False
+    leaves for the caller to flush."""
     from contextfork import atomic  # lazy: only writers pay for it
     from contextfork.errors import IntegrityError
 
     if path is None:
         raise IntegrityError("no git dir found to record provenance in")
-    atomic.write_json(path, record)
+    atomic.write_bytes(path, atomic.dump_json_bytes(record), sync_dir=sync_dir)
+    return path.parent
 
 
 # --- packages ---------------------------------------------------------------------------------
@@ -164,10 +167,13 @@ def record_package(root: Path, package_id: str, pkg: Path, origin: str, **extra:
 
 
 def record_manifest(
-    root: Path, package_id: str, manifest: bytes, origin: str, **extra: Any
-) -> dict[str, Any]:
+    root: Path, package_id: str, manifest: bytes, origin: str, *, unflushed: list[Path] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:  # fmt: skip
     """The record binding ``manifest`` (the exact bytes of manifest.json); written before the
-    package is published, so a published package never lacks its record."""
+    package is published, so a published package never lacks its record. ``unflushed``: the
+    record's directory is added there instead of flushed (the caller flushes it with the
+    package, before publishing it: ``atomic.publish_dir``'s ``also_flush``)."""
     assert origin in ORIGINS
     try:
         parsed = json.loads(manifest)
@@ -183,7 +189,9 @@ def record_manifest(
         "at": now_iso(),
         **extra,
     }
-    _write(layout.provenance_file(root, PACKAGES, package_id), rec)
+    where = _write(layout.provenance_file(root, PACKAGES, package_id), rec, unflushed is None)
+    if unflushed is not None:
+        unflushed.append(where)
     return rec
 
 

@@ -88,6 +88,7 @@ if TYPE_CHECKING:
         verify_commit,
     )
     from contextfork.gitstate.trees import (
+        IndexTree,
         apply_check,
         apply_to_worktree,
         build_tree,
@@ -152,6 +153,7 @@ _WHERE = {
     "head": "core",
     "hooks_path": "core",
     "index_tree": "trees",
+    "IndexTree": "trees",
     "is_ancestor": "objects",
     "is_dirty": "trees",
     "is_signed": "refs",
@@ -219,6 +221,7 @@ __all__ = [
     "Entry",
     "ExportReads",
     "Head",
+    "IndexTree",
     "Location",
     "LogEntry",
     "PushVerdict",

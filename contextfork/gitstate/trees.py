@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from contextfork.errors import GitError
 from contextfork.gitstate.argv import DIFF_OPTIONS
 from contextfork.gitstate.core import (
     _decode_err,
@@ -16,7 +17,9 @@ from contextfork.gitstate.core import (
     operand,
     out,
     run,
+    start,
 )
+from contextfork.gitstate.pipes import drain
 from contextfork.gitstate.porcelain import status
 
 
@@ -77,6 +80,38 @@ def remove_index(idx: str) -> None:
     for p in (idx, idx + ".lock"):
         if os.path.exists(p):
             os.unlink(p)
+
+
+class IndexTree:
+    """``index_tree`` started in the background (the pre-commit checkpoint asks it beside the
+    export, off its critical path), on a private copy of the index: ``write-tree`` locks the
+    index it reads, and fails if a ``status`` or ``diff`` refreshing that index holds the lock
+    at that moment. The trees land in the object store, as with ``index_tree``."""
+
+    def __init__(self, root: Path, gdir: Path, index_file: str | None = None) -> None:
+        src = Path(root, index_file) if index_file else gdir / "index"
+        self._copy = temp_index_path(gdir, "index")  # swept if a killed run leaves it
+        with contextlib.suppress(FileNotFoundError):  # no index: git reads none as empty
+            shutil.copyfile(src, self._copy)
+        try:
+            self._job = drain(start(root, ["write-tree"], env={"GIT_INDEX_FILE": self._copy}))
+        except BaseException:
+            remove_index(self._copy)
+            raise
+
+    def result(self) -> str | None:
+        """The tree id; None when git cannot write it (unmerged entries)."""
+        try:
+            tree = self._job.finish("write-tree").decode().strip()
+        except GitError:
+            return None
+        finally:
+            remove_index(self._copy)
+        return tree or None
+
+    def discard(self) -> None:
+        self._job.discard()
+        remove_index(self._copy)
 
 
 def index_tree(root: Path, index_file: str | None = None) -> str | None:

@@ -262,17 +262,27 @@ def pre_commit(
         layout.pending_note_key(root).unlink(missing_ok=True)
         cfg = load_config(root)
         opts = ExportOptions(trigger="pre-commit", session_id=session_from_env())
+        # The tree of the index being committed (the note's key), asked beside the export.
+        key_tree = gitstate.IndexTree(root, loc.git_dir, _committed_index(root, loc.git_dir))
     except BaseException:
         reads.discard()
         raise
-    out = export(root, opts, loc, reads)
+    try:
+        out = export(root, opts, loc, reads)
+    except BaseException:
+        key_tree.discard()
+        raise
     pending = {
         "package_id": out.package_id,
         "manifest_sha256": sha256_file(out.path / "manifest.json")[0],
         "package_sha256": out.manifest["package_sha256"],
     }
-    atomic.write_text(layout.pending_note_key(root), _attempt_key(root, loc.git_dir))
-    atomic.write_text(layout.pending_note(root), note_text(pending))
+    key = f"{_git_pid()} {key_tree.result() or '-'}\n"
+    key_file, note_file = layout.pending_note_key(root), layout.pending_note(root)
+    # the key first (post-commit reads it once the note is there), one flush of their directory
+    atomic.write_files(note_file.parent, {
+        key_file.name: key.encode("utf-8"), note_file.name: note_text(pending).encode("utf-8"),
+    })  # fmt: skip
     keep = cfg.get("keep_checkpoints", 20)
     prune_checkpoints(root, keep if isinstance(keep, int) else 20)
     return out.package_id
@@ -284,17 +294,15 @@ def _git_pid() -> str:
     return pid if pid.isdigit() else "-"
 
 
-def _attempt_key(root: Path, gdir: Path | None = None) -> str:
-    # git gives hooks a temporary index inside the git dir for `commit -a` / `commit PATH`;
-    # anything else in GIT_INDEX_FILE is not followed (see _hook_location).
+def _committed_index(root: Path, gdir: Path) -> str | None:
+    """The index git is committing, when it is not the usual one: git gives hooks a temporary
+    index inside the git dir for `commit -a` / `commit PATH`; anything else in GIT_INDEX_FILE
+    is not followed (see _hook_location)."""
     given = os.environ.get("GIT_INDEX_FILE")
     index = Path(root, given).resolve() if given else None
-    if index is not None and not (
-        index.is_file() and index.parent == (gdir or gitstate.git_dir(root)).resolve()
-    ):
+    if index is not None and not (index.is_file() and index.parent == gdir.resolve()):
         index = None
-    tree = gitstate.index_tree(root, str(index) if index else None) or "-"
-    return f"{_git_pid()} {tree}\n"
+    return str(index) if index else None
 
 
 def _key_matches(root: Path, key: str) -> bool:

@@ -433,9 +433,10 @@ def _write_package(
     manifest_bytes = atomic.dump_json_bytes(manifest)
     atomic.write_into(staging, "manifest.json", manifest_bytes)
     # made here: recorded in the git dir before it is published (contextfork.provenance)
-    provenance.record_manifest(root, package_id, manifest_bytes, "export")
+    unflushed: list[Path] = []  # its directory: flushed with the package's files, one round
+    provenance.record_manifest(root, package_id, manifest_bytes, "export", unflushed=unflushed)
     final = packages_dir(root) / package_id
-    atomic.publish_dir(staging, final, writer=writer)
+    atomic.publish_dir(staging, final, writer=writer, also_flush=unflushed)
     problems = [
         Problem(
             "warning",

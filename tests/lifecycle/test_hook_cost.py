@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import contextfork
+from contextfork import layout
 from contextfork.lifecycle import githooks
 from contextfork.package import store
 from tests.helpers import Repo, clean_env
@@ -161,3 +162,28 @@ def test_a_linked_worktree_or_a_subdirectory_still_gets_its_checkpoint(repo: Rep
     proc, _trace = _hook(Repo(linked), tmp_path)
     assert proc.returncode == 0 and "checkpoint" in proc.stderr, proc.stderr
     assert len(store.list_packages(linked)) == 1
+
+
+def test_a_checkpoint_flushes_each_file_and_directory_once(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 27: the note and its key share one flush of their directory (it was flushed after
+    # each), and the package's directories and the provenance record's are flushed with the
+    # package's files. Every fsync waits on the journal: under load each cost milliseconds.
+    _state(repo)
+    githooks.install(repo.path)  # its own writes happen before counting
+    flushed: list[str] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    package_id = githooks.pre_commit(repo.path)
+    hooks_dir = str(layout.pending_note(repo.path).parent)
+    assert flushed.count(hooks_dir) == 1, flushed
+    assert len(flushed) == len(set(flushed)), flushed
+    assert str(layout.packages_dir(repo.path)) in flushed
+    note = layout.pending_note(repo.path).read_text()
+    assert package_id in note
