@@ -9,10 +9,8 @@ import contextlib
 import functools
 import json
 import os
-import shutil
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -37,6 +35,67 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+_EXCL = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def temp_file(directory: Path | str, prefix: str, suffix: str = "") -> tuple[int, str]:
+    """``tempfile.mkstemp`` without ``tempfile`` (it loads ``shutil``, ``random`` and the
+    compression modules: ~4 ms of every pre-commit checkpoint): a new file (0600, never one
+    that was there) named ``prefix`` + 12 random hex digits + ``suffix``; (open fd, path)."""
+    for _ in range(100):
+        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, _EXCL, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {directory}")  # pragma: no cover
+
+
+def temp_dir(parent: Path | str, prefix: str) -> str:
+    """``tempfile.mkdtemp`` without ``tempfile``: a new directory (0700) in ``parent``."""
+    for _ in range(100):
+        path = os.path.join(parent, f"{prefix}{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {parent}")  # pragma: no cover
+
+
+def remove_dir(path: Path | str) -> None:
+    """``shutil.rmtree(path, ignore_errors=True)`` without ``shutil``: bottom up, a symlink
+    removed as a name (never followed)."""
+    if not os.path.islink(path):
+        for dirpath, dirnames, filenames in os.walk(path, topdown=False):
+            for name in filenames:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(dirpath, name))
+            for name in dirnames:
+                _remove_name(os.path.join(dirpath, name))
+    _remove_name(os.fspath(path))
+
+
+def _remove_name(path: str) -> None:
+    with contextlib.suppress(OSError):
+        if os.path.islink(path):
+            os.unlink(path)
+        else:
+            os.rmdir(path)
+
+
+def copy_file(src: Path | str, dst: str) -> None:
+    """A private copy at the new name ``dst`` with ``src``'s modification time (git compares
+    an index's entries with its mtime: the racy-entry check), like ``shutil.copy2``."""
+    with open(src, "rb") as fh:
+        data = fh.read()
+        st = os.fstat(fh.fileno())
+    fd = os.open(dst, _EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 @contextlib.contextmanager
 def _temp_then_replace(tmp: str, path: Path, sync_dir: bool = True) -> Iterator[None]:
     """Run the body that fills ``tmp``, then rename it over ``path``; on failure remove ``tmp``."""
@@ -56,7 +115,7 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None, sync_dir: b
     ``sync_dir`` False: the caller flushes the directory (the rename) itself, later, e.g. with
     the files of a package (``publish_dir``'s ``also_flush``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
     _fill_then_replace(fd, tmp, path, data, mode, sync_dir)
 
 
@@ -69,7 +128,7 @@ def write_files(directory: Path, files: dict[str, bytes]) -> None:
     temps: list[str] = []
     try:
         for name in files:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+            fd, tmp = temp_file(directory, f".{name}.", ".tmp")
             temps.append(tmp)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(files[name])
@@ -138,7 +197,7 @@ def append_line(path: Path, line: bytes) -> int:
 def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
     """Like ``write_bytes`` for content produced piece by piece (never held whole in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
     with _temp_then_replace(tmp, path), os.fdopen(fd, "wb") as fh:
         for chunk in chunks:
             fh.write(chunk)
@@ -418,7 +477,7 @@ def sweep_stale(parent: Path, prefixes: tuple[str, ...] = (".staging-",)) -> lis
         if path.is_symlink() or not path.is_dir():
             continue
         if is_stale(path, owner_pid(name, prefix)):
-            shutil.rmtree(path, ignore_errors=True)
+            remove_dir(path)
             removed.append(name)
     return removed
 
@@ -430,12 +489,12 @@ def staging_dir(parent: Path, prefix: str = ".staging-") -> Iterator[Path]:
     Its name carries this process's pid, so a later run can tell a dead writer's leftover
     (``sweep_stale``) from a concurrent writer's directory."""
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+    tmp = Path(temp_dir(parent, f"{prefix}{os.getpid()}-"))
     try:
         yield tmp
     finally:
         if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_dir(tmp)
 
 
 def publish_dir(
@@ -494,7 +553,7 @@ def replace_dir(staged: Path, final: Path) -> None:
     os.rename(staged, final)
     fsync_dir(final.parent)
     if had:
-        shutil.rmtree(trash, ignore_errors=True)
+        remove_dir(trash)
 
 
 def remove_tree(path: Path, *, later: bool = False) -> None:
@@ -511,7 +570,7 @@ def remove_tree(path: Path, *, later: bool = False) -> None:
             cmd = ["sh", "-c", 'rm -rf -- "$1" &', "sh", str(trash)]
             os.waitpid(os.posix_spawnp("sh", cmd, os.environ, file_actions=quiet, setsid=True), 0)
             return
-    shutil.rmtree(trash, ignore_errors=True)
+    remove_dir(trash)
 
 
 class Spill:
@@ -520,6 +579,8 @@ class Spill:
     dies), read back by the (offset, length) ``put`` returned."""
 
     def __init__(self, directory: Path) -> None:
+        import tempfile  # lazy: hot path (see temp_file)
+
         self._fh = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - closed by close()
         self._end = 0
 

@@ -69,18 +69,22 @@ def test_the_hook_process_imports_no_template_engine_model_library_or_cli(
     assert not {"concurrent.futures", "ctypes", "logging"} & loaded
 
 
-def test_the_hook_process_loads_no_dataclasses_typing_datetime_or_claims(
+def test_the_hook_process_loads_none_of_the_modules_a_checkpoint_does_without(
     repo: Repo, tmp_path: Path
 ) -> None:
-    # issue 27: dataclasses (with inspect, ast, dis, tokenize) was ~7 ms of CPU on every cold
-    # checkpoint (contextfork.records instead), typing ~2 ms (annotations only, TYPE_CHECKING),
-    # datetime ~1.4 ms (time instead); a checkpoint has no handoff input: no package.claims.
+    # issue 27, CPU of every cold checkpoint: dataclasses (with inspect, ast, dis, tokenize)
+    # ~7 ms (contextfork.records instead); tempfile and shutil (random, bz2, lzma) ~4 ms
+    # (atomic's own temp names); OpenSSL through hashlib ~3.5 ms for small files (the
+    # interpreter's SHA-256); typing ~2 ms (annotations only); datetime ~1.4 ms (time); and a
+    # checkpoint has no handoff input: no package.claims.
     _state(repo)
     proc, _trace = _hook(repo, tmp_path, PYTHONPROFILEIMPORTTIME="1")
     assert proc.returncode == 0 and "checkpoint" in proc.stderr, proc.stderr
     loaded = {ln.split("|")[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
     assert "contextfork.package.export" in loaded
-    assert not {"dataclasses", "inspect", "typing", "datetime", "contextfork.package.claims"} & loaded
+    unneeded = {"dataclasses", "inspect", "typing", "datetime", "tempfile", "shutil", "random",
+                "hashlib", "_hashlib", "contextfork.package.claims"}  # fmt: skip
+    assert not unneeded & loaded, unneeded & loaded
 
 
 def test_an_edit_between_two_commits_gets_its_own_checkpoint_with_the_new_bytes(repo: Repo) -> None:
