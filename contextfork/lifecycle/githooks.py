@@ -221,8 +221,36 @@ def uninstall(root: Path) -> Result:
 # --- the hooks themselves -----------------------------------------------------------------------
 
 
-def _hook_location() -> gitstate.Location:
+#: What could put the repository somewhere else than the directory git runs the hook in.
+_ELSEWHERE_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
+def _early_location(early: Reads | None) -> gitstate.Location | None:
+    """The repository the early start found, without asking git again (a git process on every
+    commit's critical path): git runs a hook at the top of the work tree, and the early start
+    ran only where ``.git`` there is a directory. None (ask git) where anything could put the
+    repository or its work tree elsewhere: those variables, a linked worktree's ``commondir``,
+    a ``worktree`` or ``include`` in the repository's config."""
+    top, gdir = getattr(early, "top", None), getattr(early, "git_dir", None)
+    if not isinstance(top, str) or not isinstance(gdir, str):
+        return None
+    if any(os.environ.get(v) for v in _ELSEWHERE_VARS) or os.path.lexists(os.path.join(gdir, "commondir")):
+        return None
+    try:
+        with open(os.path.join(gdir, "config"), "rb") as fh:
+            config = fh.read(1 << 20).lower()
+    except OSError:
+        return None
+    if b"worktree" in config or b"include" in config:
+        return None
+    return gitstate.Location(Path(top), Path(gdir), Path(gdir))
+
+
+def _hook_location(early: Reads | None = None) -> gitstate.Location:
     """The work tree a hook runs for; GIT_DIR/GIT_INDEX_FILE from git are not followed blindly."""
+    found = _early_location(early)
+    if found is not None:
+        return found
     loc = gitstate.locate(Path.cwd())  # one git call: root and git dir
     given = os.environ.get("GIT_DIR")
     if given and Path(given).resolve() != loc.git_dir.resolve():
@@ -350,7 +378,7 @@ def main(argv: list[str], early: Reads | None = None) -> int:
         return 2
     try:
         try:
-            loc = _hook_location()
+            loc = _hook_location(early)
         except BaseException:
             if early is not None:
                 early.discard()

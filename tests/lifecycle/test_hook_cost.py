@@ -39,16 +39,29 @@ def _state(repo: Repo) -> None:
         repo.write(f"notes/n{i}.txt", f"untracked {i}\n")
 
 
-def test_a_checkpoint_starts_seven_git_processes(repo: Repo, tmp_path: Path) -> None:
+def test_a_checkpoint_starts_six_git_processes_and_never_asks_where_the_repository_is(
+    repo: Repo, tmp_path: Path
+) -> None:
     # Was 9: the repository was located twice and the git dir asked a third time, and the
     # tree id went through add -A (a loose blob per changed file; now update-index --info-only).
+    # Then 7, one rev-parse: the early start already knows the top and the git dir (issue 27).
     _state(repo)
     proc, trace = _hook(repo, tmp_path)
     assert proc.returncode == 0 and "checkpoint" in proc.stderr, proc.stderr
     calls = [ln.split("built-in: git ", 1)[1] for ln in trace.read_text().splitlines() if "built-in: git " in ln]
-    assert len(calls) <= 7, calls
+    assert len(calls) <= 6, calls
+    assert not [c for c in calls if c.startswith(("rev-parse", "add "))], calls
+
+
+def test_a_repository_whose_work_tree_is_configured_elsewhere_is_located_by_git(
+    repo: Repo, tmp_path: Path
+) -> None:
+    _state(repo)
+    repo.git("config", "include.path", "no-such-file")  # could set core.worktree: ask git
+    proc, trace = _hook(repo, tmp_path)
+    assert proc.returncode == 0 and "checkpoint" in proc.stderr, proc.stderr
+    calls = [ln.split("built-in: git ", 1)[1] for ln in trace.read_text().splitlines() if "built-in: git " in ln]
     assert sum(c.startswith("rev-parse") for c in calls) == 1, calls
-    assert not [c for c in calls if c.startswith("add ")], calls
 
 
 def test_the_hook_process_imports_no_template_engine_model_library_or_cli(
