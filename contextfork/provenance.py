@@ -167,13 +167,24 @@ def record_package(root: Path, package_id: str, pkg: Path, origin: str, **extra:
 
 
 def record_manifest(
-    root: Path, package_id: str, manifest: bytes, origin: str, *, unflushed: list[Path] | None = None,
-    **extra: Any,
-) -> dict[str, Any]:  # fmt: skip
+    root: Path, package_id: str, manifest: bytes, origin: str, **extra: Any
+) -> dict[str, Any]:
     """The record binding ``manifest`` (the exact bytes of manifest.json); written before the
-    package is published, so a published package never lacks its record. ``unflushed``: the
-    record's directory is added there instead of flushed (the caller flushes it with the
-    package, before publishing it: ``atomic.publish_dir``'s ``also_flush``)."""
+    package is published, so a published package never lacks its record."""
+    return _record_manifest(root, package_id, manifest, origin, extra, sync_dir=True)[0]
+
+
+def record_export_manifest(root: Path, package_id: str, manifest: bytes) -> Path:
+    """``record_manifest`` for a package just exported, its directory left unflushed: returned,
+    for the caller to flush with the package's files before publishing it (one fsync round on
+    every pre-commit checkpoint: ``atomic.publish_dir``'s ``also_flush``)."""
+    return _record_manifest(root, package_id, manifest, "export", {}, sync_dir=False)[1]
+
+
+def _record_manifest(
+    root: Path, package_id: str, manifest: bytes, origin: str, extra: dict[str, Any],
+    *, sync_dir: bool,
+) -> tuple[dict[str, Any], Path]:  # fmt: skip
     assert origin in ORIGINS
     try:
         parsed = json.loads(manifest)
@@ -189,10 +200,8 @@ def record_manifest(
         "at": now_iso(),
         **extra,
     }
-    where = _write(layout.provenance_file(root, PACKAGES, package_id), rec, unflushed is None)
-    if unflushed is not None:
-        unflushed.append(where)
-    return rec
+    where = _write(layout.provenance_file(root, PACKAGES, package_id), rec, sync_dir)
+    return rec, where
 
 
 def forget_package(root: Path, package_id: str) -> None:

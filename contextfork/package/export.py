@@ -433,10 +433,10 @@ def _write_package(
     manifest_bytes = atomic.dump_json_bytes(manifest)
     atomic.write_into(staging, "manifest.json", manifest_bytes)
     # made here: recorded in the git dir before it is published (contextfork.provenance)
-    unflushed: list[Path] = []  # its directory: flushed with the package's files, one round
-    provenance.record_manifest(root, package_id, manifest_bytes, "export", unflushed=unflushed)
+    # its directory is flushed with the package's files: one fsync round
+    record_dir = provenance.record_export_manifest(root, package_id, manifest_bytes)
     final = packages_dir(root) / package_id
-    atomic.publish_dir(staging, final, writer=writer, also_flush=unflushed)
+    atomic.publish_dir(staging, final, writer=writer, also_flush=[record_dir])
     problems = [
         Problem(
             "warning",
