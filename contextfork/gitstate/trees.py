@@ -6,7 +6,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from contextfork import atomic
+from contextfork import scratch
 from contextfork.errors import GitError
 from contextfork.gitstate.argv import DIFF_OPTIONS
 from contextfork.gitstate.core import (
@@ -39,7 +39,7 @@ def diff_patch(root: Path, base: str, *, cached: bool = False) -> bytes:
 def temp_index_path(gdir: Path, kind: str) -> str:
     """A fresh name for a temporary index in the git dir (``contextfork-<kind>-<pid>-…``, what
     the sweep of a killed run's leftovers looks for); nothing is left at it."""
-    fd, path = atomic.temp_file(gdir, f"contextfork-{kind}-{os.getpid()}-")
+    fd, path = scratch.temp_file(gdir, f"contextfork-{kind}-{os.getpid()}-")
     os.close(fd)
     os.unlink(path)
     return path
@@ -67,7 +67,7 @@ def sweep_stale_temps(gdir: Path) -> list[str]:
         path = gdir / name
         if is_stale(path, owner_pid(name, prefix), by_ctime=True):
             if path.is_dir() and not path.is_symlink():
-                atomic.remove_dir(path)
+                scratch.remove_dir(path)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
@@ -91,7 +91,7 @@ class IndexTree:
         src = Path(root, index_file) if index_file else gdir / "index"
         self._copy = temp_index_path(gdir, "index")  # swept if a killed run leaves it
         with contextlib.suppress(FileNotFoundError):  # no index: git reads none as empty
-            atomic.copy_file(src, self._copy)
+            scratch.copy_file(src, self._copy)
         try:
             self._job = drain(start(root, ["write-tree"], env={"GIT_INDEX_FILE": self._copy}))
         except BaseException:
@@ -140,7 +140,7 @@ def apply_check(
     else:  # a newline inside a path: ask one question at a time
         gdir, real_objs = git_dir(root), common_dir(root) / "objects"
     idx = temp_index_path(gdir, "check")
-    objs = atomic.temp_dir(gdir, f"contextfork-objs-{os.getpid()}-")
+    objs = scratch.temp_dir(gdir, f"contextfork-objs-{os.getpid()}-")
     env = {
         "GIT_INDEX_FILE": idx,
         "GIT_OBJECT_DIRECTORY": objs,
@@ -161,7 +161,7 @@ def apply_check(
         return None, modes
     finally:
         remove_index(idx)
-        atomic.remove_dir(objs)
+        scratch.remove_dir(objs)
 
 
 def ls_tree_modes(root: Path, rev: str, paths: list[str]) -> dict[str, str]:

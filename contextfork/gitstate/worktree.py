@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from contextfork import atomic
+from contextfork import scratch
 from contextfork.errors import GitError
 from contextfork.gitstate.argv import PINNED as _PINNED
 from contextfork.gitstate.core import _decode_err, common_dir, git_dir, git_env, run
@@ -50,7 +50,7 @@ def _tmp_index(gdir: Path, src: Path | None = None) -> str:
     if src.exists():
         # the copy keeps the index file's mtime: git's racy-entry check compares file mtimes with
         # it, and a fresh mtime would make a same-size edit in the same second look unchanged.
-        atomic.copy_file(src, path)
+        scratch.copy_file(src, path)
     return path
 
 
@@ -122,7 +122,7 @@ class TreeJob:
             idx = _tmp_index(self.gdir)
             env = {"GIT_INDEX_FILE": idx}
             if self.scratch:
-                objs = atomic.temp_dir(self.gdir, f"contextfork-objs-{os.getpid()}-")
+                objs = scratch.temp_dir(self.gdir, f"contextfork-objs-{os.getpid()}-")
                 real = (self.objects or common_dir(self.root) / "objects").resolve()
                 env |= {"GIT_OBJECT_DIRECTORY": objs, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real)}
             if self.paths is None:  # the whole tree, less the held-out names
@@ -147,7 +147,7 @@ class TreeJob:
             if idx is not None:
                 remove_index(idx)
             if objs is not None:
-                atomic.remove_dir(objs)
+                scratch.remove_dir(objs)
 
     def _held_entries(self) -> bytes:
         """``--index-info`` lines for the held-out names, from the private index (refreshed)."""

@@ -17,7 +17,7 @@ import stat as stat_mod
 from collections.abc import Callable
 from pathlib import Path
 
-from contextfork import __version__, atomic, gitstate, provenance
+from contextfork import __version__, atomic, gitstate, provenance, scratch
 from contextfork.envelope import Problem
 from contextfork.errors import GitError, RedactionUnavailable
 from contextfork.gitstate import pipes
@@ -292,7 +292,7 @@ def export(
         # rules cost more CPU than anything else export does).
         _redactor()  # refuses here, before anything is staged, when it cannot load
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
-        atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
+        scratch.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(d_status.finish("status"))
         if st.oid is not None:

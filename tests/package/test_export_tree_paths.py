@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork import atomic, gitstate
+from contextfork import gitstate, scratch
 from contextfork.package.export import ExportOptions, export
 from tests.helpers import Repo, git, make_repo
 
@@ -116,7 +116,7 @@ def test_the_listed_names_are_hashed_without_writing_a_blob(repo: Repo) -> None:
         repo.write(f"new/f{i}.txt", f"untracked {i}\n")
     st = gitstate.status(repo.path)
     seen: list[int] = []
-    real_remove = atomic.remove_dir
+    real_remove = scratch.remove_dir
 
     def count_then_remove(path: str) -> None:
         if "contextfork-objs-" in str(path):
@@ -124,7 +124,7 @@ def test_the_listed_names_are_hashed_without_writing_a_blob(repo: Repo) -> None:
         real_remove(path)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(atomic, "remove_dir", count_then_remove)
+        mp.setattr(scratch, "remove_dir", count_then_remove)
         job = gitstate.start_worktree_tree(repo.path, repo.path / ".git", st.worktree_paths)
         tree = gitstate.finish_worktree_tree(job)
     assert tree == gitstate.worktree_tree_sha(repo.path)
