@@ -9,16 +9,17 @@ import contextlib
 import functools
 import json
 import os
-import shutil
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from contextfork.staleness import is_stale, owner_pid
+from contextfork.scratch import remove_dir, temp_dir, temp_file
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def fsync_dir(path: Path) -> None:
@@ -35,7 +36,7 @@ def fsync_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _temp_then_replace(tmp: str, path: Path) -> Iterator[None]:
+def _temp_then_replace(tmp: str, path: Path, sync_dir: bool = True) -> Iterator[None]:
     """Run the body that fills ``tmp``, then rename it over ``path``; on failure remove ``tmp``."""
     try:
         yield
@@ -44,14 +45,42 @@ def _temp_then_replace(tmp: str, path: Path) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if sync_dir:
+        fsync_dir(path.parent)
 
 
-def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically (same-directory temp file, fsync, rename)."""
+def write_bytes(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (same-directory temp file, fsync, rename).
+    ``sync_dir`` False: the caller flushes the directory (the rename) itself, later, e.g. with
+    the files of a package (``publish_dir``'s ``also_flush``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    _fill_then_replace(fd, tmp, path, data, mode)
+    fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
+    _fill_then_replace(fd, tmp, path, data, mode, sync_dir)
+
+
+def write_files(directory: Path, files: dict[str, bytes]) -> None:
+    """Write several files of one directory, each atomically: every temp file written, then
+    each flushed (the first fsync commits them all, the others find little left), then each
+    renamed into place in the order given, then the directory flushed once (a pre-commit
+    checkpoint's two note files: two fsync rounds less on every commit)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    temps: list[str] = []
+    try:
+        for name in files:
+            fd, tmp = temp_file(directory, f".{name}.", ".tmp")
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(files[name])
+        for tmp in temps:
+            _fsync_path(tmp)
+        for name, tmp in zip(files, temps, strict=True):
+            os.replace(tmp, directory / name)
+    except BaseException:
+        for tmp in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    fsync_dir(directory)
 
 
 def write_output(path: Path, data: bytes) -> None:
@@ -77,9 +106,11 @@ def write_output(path: Path, data: bytes) -> None:
     _fill_then_replace(fd, tmp, path, data, keep)
 
 
-def _fill_then_replace(fd: int, tmp: str, path: Path, data: bytes, mode: int | None) -> None:
+def _fill_then_replace(
+    fd: int, tmp: str, path: Path, data: bytes, mode: int | None, sync_dir: bool = True
+) -> None:
     """``data`` into the open temp file, on disk (fsync), its mode set, then renamed over."""
-    with _temp_then_replace(tmp, path):
+    with _temp_then_replace(tmp, path, sync_dir):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -105,7 +136,7 @@ def append_line(path: Path, line: bytes) -> int:
 def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
     """Like ``write_bytes`` for content produced piece by piece (never held whole in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
     with _temp_then_replace(tmp, path), os.fdopen(fd, "wb") as fh:
         for chunk in chunks:
             fh.write(chunk)
@@ -317,20 +348,25 @@ class BackgroundWriter:
 
 
 def _fsync_tree(
-    root: Path, synced: frozenset[str] = frozenset(), whole_fs: bool | None = None
-) -> None:
+    root: Path, synced: frozenset[str] = frozenset(), whole_fs: bool | None = None,
+    also_flush: Iterable[Path] = (),
+) -> None:  # fmt: skip
     """fsync every file and directory of a staged tree before it is published (files in
     ``synced`` were fsynced already, by a ``BackgroundWriter``), or flush its whole filesystem
     at once where that is cheap (``whole_fs``: the writer's own decision, else
     ``whole_fs_sync_cheap`` now). fsync releases the GIL: up to 8 threads overlap the flushes
-    (serial: a third of export; concurrent.futures: ~9 ms of imports on every checkpoint)."""
+    (serial: a third of export; concurrent.futures: ~9 ms of imports on every checkpoint).
+    ``also_flush``: directories elsewhere flushed in the same round (a rename made just before,
+    whose directory its writer left unflushed: ``write_bytes(sync_dir=False)``)."""
     if whole_fs_sync_cheap() if whole_fs is None else whole_fs:
         sync_filesystem(root)
+        for d in also_flush:  # perhaps on another filesystem
+            fsync_dir(d)
         return
     files: list[str] = []
-    dirs: list[str] = []
+    dirs: set[str] = set()
     for dirpath, _dirnames, filenames in os.walk(root):
-        dirs.append(dirpath)
+        dirs.add(dirpath)
         files.extend(
             path for path in (os.path.join(dirpath, f) for f in filenames) if path not in synced
         )
@@ -339,45 +375,28 @@ def _fsync_tree(
     def flush(chunk: list[str]) -> None:
         try:
             for f in chunk:
-                _fsync_path(f)
+                if f in dirs:
+                    fsync_dir(Path(f))
+                else:
+                    _fsync_path(f)
         except OSError as exc:
             failed.append(exc)
 
-    n = 8 if len(files) > 4 else 1
-    threads = [threading.Thread(target=flush, args=(files[i::n],)) for i in range(1, n)]
+    # The directories in the same overlapped round as the files (each fsync waits on the
+    # journal; one round per directory after the files cost a commit's time under load).
+    dirs.update(str(d) for d in also_flush)
+    todo = files + sorted(dirs)
+    n = 8 if len(todo) > 4 else 1
+    threads = [threading.Thread(target=flush, args=(todo[i::n],)) for i in range(1, n)]
     for t in threads:
         t.start()
-    flush(files[0::n])
+    flush(todo[0::n])
     for t in threads:
         t.join()
     if failed:
         raise failed[0]
-    for d in dirs:
-        fsync_dir(Path(d))
 
 
-
-
-def sweep_stale(parent: Path, prefixes: tuple[str, ...] = (".staging-",)) -> list[str]:
-    """Remove staging directories that killed writers left in ``parent``; returns their names.
-
-    Only stale ones go (see ``is_stale``), so a concurrent writer's directory is never touched."""
-    removed: list[str] = []
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return removed
-    for name in names:
-        prefix = next((p for p in prefixes if name.startswith(p)), None)
-        if prefix is None:
-            continue
-        path = parent / name
-        if path.is_symlink() or not path.is_dir():
-            continue
-        if is_stale(path, owner_pid(name, prefix)):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(name)
-    return removed
 
 
 @contextlib.contextmanager
@@ -385,28 +404,34 @@ def staging_dir(parent: Path, prefix: str = ".staging-") -> Iterator[Path]:
     """A private temp directory beside the final location; removed unless published.
 
     Its name carries this process's pid, so a later run can tell a dead writer's leftover
-    (``sweep_stale``) from a concurrent writer's directory."""
+    (``scratch.sweep_stale``) from a concurrent writer's directory."""
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+    tmp = Path(temp_dir(parent, f"{prefix}{os.getpid()}-"))
     try:
         yield tmp
     finally:
         if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_dir(tmp)
 
 
-def publish_dir(staged: Path, final: Path, *, writer: BackgroundWriter | None = None) -> None:
+def publish_dir(
+    staged: Path, final: Path, *, writer: BackgroundWriter | None = None,
+    also_flush: Iterable[Path] = (),
+) -> None:  # fmt: skip
     """Move a fully written staging directory into place in one rename.
 
     Refuses to replace an existing directory: published packages are immutable. ``writer``:
     the one that wrote (part of) it; its files already fsynced are not fsynced again, and its
     choice between an fsync per file and one whole-filesystem flush stands (decided once), but
-    for a few files only (the rest linked): syncfs would wait on every other program's writes."""
+    for a few files only (the rest linked): syncfs would wait on every other program's writes.
+    ``also_flush``: directories flushed with the staged tree, before the rename (see
+    ``_fsync_tree``)."""
     if writer is None:
-        _fsync_tree(staged)
+        _fsync_tree(staged, also_flush=also_flush)
     else:
         many = writer.unsynced > FEW_TO_FSYNC  # then the writer has decided (a first write)
-        _fsync_tree(staged, writer.wait(), whole_fs=many and not writer.fsync_each)
+        _fsync_tree(staged, writer.wait(), whole_fs=many and not writer.fsync_each,
+                    also_flush=also_flush)  # fmt: skip
     if final.exists():
         raise FileExistsError(str(final))
     os.rename(staged, final)
@@ -445,7 +470,7 @@ def replace_dir(staged: Path, final: Path) -> None:
     os.rename(staged, final)
     fsync_dir(final.parent)
     if had:
-        shutil.rmtree(trash, ignore_errors=True)
+        remove_dir(trash)
 
 
 def remove_tree(path: Path, *, later: bool = False) -> None:
@@ -462,33 +487,4 @@ def remove_tree(path: Path, *, later: bool = False) -> None:
             cmd = ["sh", "-c", 'rm -rf -- "$1" &', "sh", str(trash)]
             os.waitpid(os.posix_spawnp("sh", cmd, os.environ, file_actions=quiet, setsid=True), 0)
             return
-    shutil.rmtree(trash, ignore_errors=True)
-
-
-class Spill:
-    """Scratch bytes one operation parks on disk instead of in memory: an anonymous temporary
-    file in ``directory`` (never named, never synced, gone when closed or when the process
-    dies), read back by the (offset, length) ``put`` returned."""
-
-    def __init__(self, directory: Path) -> None:
-        self._fh = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - closed by close()
-        self._end = 0
-
-    def put(self, data: bytes) -> tuple[int, int]:
-        self._fh.seek(self._end)
-        self._fh.write(data)
-        at, self._end = self._end, self._end + len(data)
-        return at, len(data)
-
-    def get(self, at: int, length: int) -> bytes:
-        self._fh.seek(at)
-        return self._fh.read(length)
-
-    def close(self) -> None:
-        self._fh.close()
-
-    def __enter__(self) -> Spill:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    remove_dir(trash)

@@ -8,22 +8,33 @@ Shape (schemas/envelope.schema.json):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any, Literal
+
+from contextfork.records import FrozenRecord, Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, TypeAlias
+
+    Severity: TypeAlias = Literal["error", "warning", "info"]
 
 ENVELOPE_VERSION = "1"
 
-Severity = Literal["error", "warning", "info"]
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(FrozenRecord):
     """One finding of a check; validators return lists of these instead of raising."""
 
-    severity: Severity
-    code: str
-    message: str
-    path: str | None = None
+    __match_args__ = ("severity", "code", "message", "path")
+    severity: Final[Severity]
+    code: Final[str]
+    message: Final[str]
+    path: Final[str | None]
+
+    def __init__(self, severity: Severity, code: str, message: str, path: str | None = None) -> None:
+        self.severity = severity
+        self.code = code
+        self.message = message
+        self.path = path
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -40,15 +51,20 @@ class Problem:
         return f"{self.severity}: {self.code}: {self.message}{where}"
 
 
-@dataclass
-class Result:
+class Result(Record):
     """What a domain function hands back to the CLI/MCP layer to render."""
 
-    command: str
-    data: Any = None
-    problems: list[Problem] = field(default_factory=list)
-    exit_code: int = 0
-    text: str | None = None
+    __match_args__ = ("command", "data", "problems", "exit_code", "text")
+
+    def __init__(
+        self, command: str, data: Any = None, problems: list[Problem] | None = None,
+        exit_code: int = 0, text: str | None = None,
+    ) -> None:  # fmt: skip
+        self.command = command
+        self.data = data
+        self.problems: list[Problem] = problems if problems is not None else []
+        self.exit_code = exit_code
+        self.text = text
 
     @property
     def errors(self) -> list[Problem]:

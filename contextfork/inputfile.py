@@ -16,10 +16,13 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
 
 from contextfork.envvars import positive_int
 from contextfork.errors import IntegrityError, NotFoundError, UnsafeStateDir, UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, TextIO
 
 MAX_LINE_ENV = "CONTEXTFORK_MAX_LINE_BYTES"
 DEFAULT_MAX_LINE = 64 * 1024 * 1024  # real transcript lines reach a few MB (inline images)

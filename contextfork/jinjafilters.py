@@ -8,7 +8,10 @@ none of them imports another to share a regular expression. Standard library onl
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 # A barred action may be written "Do not X", "Don't X", "Never X" or just "X"; every brief says
 # "do not" itself, so the renderers strip the writer's own (and it is said once).

@@ -21,12 +21,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from contextfork import layout
 from contextfork.hashing import sha256_bytes
 from contextfork.inputfile import read_quietly
+from contextfork.records import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 PACKAGES, COLD, REMOTES = "packages", "cold", "remotes"
@@ -35,13 +40,19 @@ MANIFEST_MAX = 64 * 1024 * 1024  # far above any real manifest; /dev/zero must n
 RECORD_MAX = 64 * 1024 * 1024
 
 
-class Standing(NamedTuple):
+class Standing(Record):
     """A package's provenance as this repository's records see it."""
 
-    record: dict[str, Any] | None  # the record when it matches the package's manifest
-    problem: str | None  # why the package is not offered (None: it is)
-    code: str  # "ok", "no_provenance", "provenance_mismatch" or "held"
-    home: Path | None = None  # the repository whose git dir holds the record
+    __match_args__ = ("record", "problem", "code", "home")
+
+    def __init__(
+        self, record: dict[str, Any] | None, problem: str | None, code: str,
+        home: Path | None = None,
+    ) -> None:  # fmt: skip
+        self.record = record  # the record when it matches the package's manifest
+        self.problem = problem  # why the package is not offered (None: it is)
+        self.code = code  # "ok", "no_provenance", "provenance_mismatch" or "held"
+        self.home = home  # the repository whose git dir holds the record
 
     @property
     def offered(self) -> bool:
@@ -49,9 +60,10 @@ class Standing(NamedTuple):
 
 
 def now_iso() -> str:
-    from datetime import UTC, datetime  # lazy: hot path (only writers ask the time)
-
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC to the millisecond, as ``package.store.utc_now_iso`` (``time``: no ``datetime`` on
+    the pre-commit hook's path)."""
+    seconds, ms = divmod(time.time_ns() // 1_000_000, 1000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{ms:03d}Z"
 
 
 def _read_bounded(path: Path, limit: int) -> bytes | None:
@@ -79,13 +91,16 @@ def _load(path: Path | None) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) and obj.get("format") == FORMAT else None
 
 
-def _write(path: Path | None, record: dict[str, Any]) -> None:
+def _write(path: Path | None, record: dict[str, Any], sync_dir: bool = True) -> Path:
+    """Write ``record`` at ``path`` (atomic); returns its directory, which ``sync_dir`` False
+    leaves for the caller to flush."""
     from contextfork import atomic  # lazy: only writers pay for it
     from contextfork.errors import IntegrityError
 
     if path is None:
         raise IntegrityError("no git dir found to record provenance in")
-    atomic.write_json(path, record)
+    atomic.write_bytes(path, atomic.dump_json_bytes(record), sync_dir=sync_dir)
+    return path.parent
 
 
 # --- packages ---------------------------------------------------------------------------------
@@ -156,6 +171,20 @@ def record_manifest(
 ) -> dict[str, Any]:
     """The record binding ``manifest`` (the exact bytes of manifest.json); written before the
     package is published, so a published package never lacks its record."""
+    return _record_manifest(root, package_id, manifest, origin, extra, sync_dir=True)[0]
+
+
+def record_export_manifest(root: Path, package_id: str, manifest: bytes) -> Path:
+    """``record_manifest`` for a package just exported, its directory left unflushed: returned,
+    for the caller to flush with the package's files before publishing it (one fsync round on
+    every pre-commit checkpoint: ``atomic.publish_dir``'s ``also_flush``)."""
+    return _record_manifest(root, package_id, manifest, "export", {}, sync_dir=False)[1]
+
+
+def _record_manifest(
+    root: Path, package_id: str, manifest: bytes, origin: str, extra: dict[str, Any],
+    *, sync_dir: bool,
+) -> tuple[dict[str, Any], Path]:  # fmt: skip
     assert origin in ORIGINS
     try:
         parsed = json.loads(manifest)
@@ -171,8 +200,8 @@ def record_manifest(
         "at": now_iso(),
         **extra,
     }
-    _write(layout.provenance_file(root, PACKAGES, package_id), rec)
-    return rec
+    where = _write(layout.provenance_file(root, PACKAGES, package_id), rec, sync_dir)
+    return rec, where
 
 
 def forget_package(root: Path, package_id: str) -> None:

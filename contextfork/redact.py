@@ -13,20 +13,31 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
+
+from contextfork.records import FrozenRecord
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 REDACTION_VERSION = "1"
 
 
-@dataclass(frozen=True)
-class Redaction:
+class Redaction(FrozenRecord):
     """One removed secret: its kind and where its placeholder sits in the redacted text."""
 
-    kind: str
-    start: int
-    end: int
-    original_length: int
+    __match_args__ = ("kind", "start", "end", "original_length")
+    kind: Final[str]
+    start: Final[int]
+    end: Final[int]
+    original_length: Final[int]
+
+    def __init__(self, kind: str, start: int, end: int, original_length: int) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.original_length = original_length
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -37,19 +48,31 @@ class Redaction:
         }
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(FrozenRecord):
     """One secret rule. Its regex is compiled on first use: a text reaches it only when one of
     its keywords occurs, and compiling all of them cost ~15 ms of every process that imports
     this module (export, validate, fold) whether or not any text had a keyword."""
 
-    kind: str
-    keywords: tuple[str, ...]
-    source: str
-    group: int = 0
-    accept: Callable[[str], bool] | None = None
-    word_start: bool = False  # the match must start a word (see ``_B``)
-    flags: int = 0
+    __match_args__ = ("kind", "keywords", "source", "group", "accept", "word_start", "flags")
+    kind: Final[str]
+    keywords: Final[tuple[str, ...]]
+    source: Final[str]
+    group: Final[int]
+    accept: Final[Callable[[str], bool] | None]
+    word_start: Final[bool]  # the match must start a word (see ``_B``)
+    flags: Final[int]
+
+    def __init__(
+        self, kind: str, keywords: tuple[str, ...], source: str, group: int = 0,
+        accept: Callable[[str], bool] | None = None, word_start: bool = False, flags: int = 0,
+    ) -> None:  # fmt: skip
+        self.kind = kind
+        self.keywords = keywords
+        self.source = source
+        self.group = group
+        self.accept = accept
+        self.word_start = word_start
+        self.flags = flags
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork import atomic, gitstate
+from contextfork import atomic, gitstate, scratch
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
 from contextfork.cold.layout import (
@@ -252,7 +252,7 @@ def publish(layout: StoreLayout, inc: Incoming) -> int:
     if not inc.new and not inc.adopt:
         return 0
     with store_lock(layout):
-        atomic.sweep_stale(layout.dir, (STAGING,))  # what a killed pull left
+        scratch.sweep_stale(layout.dir, (STAGING,))  # what a killed pull left
         policy = ensure_policy(layout)
         with idx.opened(layout) as conn:
             stepkeys.ensure(conn)  # DDL outside the transaction

@@ -16,13 +16,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contextfork.atomic import Spill, write_bytes
+from contextfork.atomic import write_bytes
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
 from contextfork.cold.layout import StoreLayout, policy_sha256, store_lock
 from contextfork.cold.node import node_bytes
 from contextfork.cold.store import ensure_policy, read_node
 from contextfork.errors import IntegrityError
+from contextfork.scratch import Spill
 
 if TYPE_CHECKING:
     from contextfork.transcript.model import Step

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
         run,
         start,
     )
-    from contextfork.gitstate.early import index_is_stale
     from contextfork.gitstate.objects import (
         ZERO_SHA,
         PushVerdict,
@@ -60,7 +59,11 @@ if TYPE_CHECKING:
         status,
         status_args,
     )
-    from contextfork.gitstate.reads import ExportReads, Reads, start_export_reads
+    from contextfork.gitstate.reads import (
+        ExportReads,
+        start_export_reads,
+        start_worktree_diff,
+    )
     from contextfork.gitstate.refs import (
         NOTES_REF,
         LogEntry,
@@ -85,6 +88,7 @@ if TYPE_CHECKING:
         verify_commit,
     )
     from contextfork.gitstate.trees import (
+        IndexTree,
         apply_check,
         apply_to_worktree,
         build_tree,
@@ -114,7 +118,6 @@ _WHERE = {
     "EMPTY_TREE": "core",
     "Entry": "porcelain",
     "ExportReads": "reads",
-    "Reads": "reads",
     "HELD_INDEX": "worktree",
     "Head": "core",
     "Location": "core",
@@ -149,8 +152,8 @@ _WHERE = {
     "git_env": "core",
     "head": "core",
     "hooks_path": "core",
-    "index_is_stale": "early",
     "index_tree": "trees",
+    "IndexTree": "trees",
     "is_ancestor": "objects",
     "is_dirty": "trees",
     "is_signed": "refs",
@@ -183,6 +186,7 @@ _WHERE = {
     "signer": "refs",
     "start": "core",
     "start_export_reads": "reads",
+    "start_worktree_diff": "reads",
     "start_worktree_tree": "worktree",
     "status": "porcelain",
     "status_args": "porcelain",
@@ -217,10 +221,10 @@ __all__ = [
     "Entry",
     "ExportReads",
     "Head",
+    "IndexTree",
     "Location",
     "LogEntry",
     "PushVerdict",
-    "Reads",
     "Status",
     "TreeEntry",
     "TreeJob",
@@ -248,7 +252,6 @@ __all__ = [
     "git_env",
     "head",
     "hooks_path",
-    "index_is_stale",
     "index_tree",
     "is_ancestor",
     "is_dirty",
@@ -282,6 +285,7 @@ __all__ = [
     "signer",
     "start",
     "start_export_reads",
+    "start_worktree_diff",
     "start_worktree_tree",
     "status",
     "status_args",

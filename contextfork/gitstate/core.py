@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from contextfork.errors import GitError, NotFoundError, UsageError
@@ -20,6 +19,11 @@ from contextfork.errors import GitError, NotFoundError, UsageError
 # worktree import them from here.
 from contextfork.gitstate.argv import PINNED as _PINNED
 from contextfork.gitstate.argv import git_env as git_env
+from contextfork.records import FrozenRecord
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -114,11 +118,16 @@ def repo_root(path: Path | str | None = None) -> Path:
     return Path(top)
 
 
-@dataclass(frozen=True)
-class Location:
-    root: Path
-    git_dir: Path
-    common_dir: Path
+class Location(FrozenRecord):
+    __match_args__ = ("root", "git_dir", "common_dir")
+    root: Final[Path]
+    git_dir: Final[Path]
+    common_dir: Final[Path]
+
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
+        self.root = root
+        self.git_dir = git_dir
+        self.common_dir = common_dir
 
 
 def locate(path: Path | str | None = None) -> Location:
@@ -164,12 +173,18 @@ def config_get(root: Path, key: str) -> str | None:
     return proc.stdout.decode("utf-8", "surrogateescape").strip() or None
 
 
-@dataclass(frozen=True)
-class Head:
-    sha: str | None  # None on an unborn HEAD
-    branch: str | None  # None when detached
-    unborn: bool
-    detached: bool
+class Head(FrozenRecord):
+    __match_args__ = ("sha", "branch", "unborn", "detached")
+    sha: Final[str | None]  # None on an unborn HEAD
+    branch: Final[str | None]  # None when detached
+    unborn: Final[bool]
+    detached: Final[bool]
+
+    def __init__(self, sha: str | None, branch: str | None, unborn: bool, detached: bool) -> None:
+        self.sha = sha
+        self.branch = branch
+        self.unborn = unborn
+        self.detached = detached
 
 
 def head(root: Path) -> Head:

@@ -2,43 +2,59 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from contextfork.gitstate.argv import STATUS
 from contextfork.gitstate.core import run
+from contextfork.records import Record
 
 
-@dataclass
-class Entry:
-    path: str
-    xy: str
-    kind: str  # "1" ordinary, "2" rename/copy, "u" unmerged
-    orig_path: str | None = None
-    score: str | None = None
-    sub: str = "N..."
-    mode_head: str = ""
-    mode_index: str = ""
-    mode_worktree: str = ""
-    hash_index: str = ""
-    raw_path: bytes = b""  # the name as git printed it (``path`` may be a lossy decode)
-    raw_orig: bytes | None = None
+class Entry(Record):
+    __match_args__ = ("path", "xy", "kind", "orig_path", "score", "sub", "mode_head",
+                      "mode_index", "mode_worktree", "hash_index", "raw_path", "raw_orig")  # fmt: skip
+
+    def __init__(
+        self, path: str, xy: str, kind: str, orig_path: str | None = None,
+        score: str | None = None, sub: str = "N...", mode_head: str = "", mode_index: str = "",
+        mode_worktree: str = "", hash_index: str = "", raw_path: bytes = b"",
+        raw_orig: bytes | None = None,
+    ) -> None:  # fmt: skip
+        self.path = path
+        self.xy = xy
+        self.kind = kind  # "1" ordinary, "2" rename/copy, "u" unmerged
+        self.orig_path = orig_path
+        self.score = score
+        self.sub = sub
+        self.mode_head = mode_head
+        self.mode_index = mode_index
+        self.mode_worktree = mode_worktree
+        self.hash_index = hash_index
+        self.raw_path = raw_path  # the name as git printed it (``path`` may be a lossy decode)
+        self.raw_orig = raw_orig
 
 
-@dataclass
-class Status:
-    oid: str | None = None
-    branch: str | None = None
-    upstream: str | None = None
-    ahead: int | None = None
-    behind: int | None = None
-    entries: list[Entry] = field(default_factory=list)
-    untracked: list[str] = field(default_factory=list)
-    undecodable: list[str] = field(default_factory=list)
-    #: Raw names ``add -A`` would stage: work-tree side changed (or unmerged), and untracked.
-    worktree_paths: list[bytes] = field(default_factory=list)
-    #: ``untracked`` as git printed the names (the same order).
-    untracked_raw: list[bytes] = field(default_factory=list)
+class Status(Record):
+    __match_args__ = ("oid", "branch", "upstream", "ahead", "behind", "entries", "untracked",
+                      "undecodable", "worktree_paths", "untracked_raw")  # fmt: skip
+
+    def __init__(
+        self, oid: str | None = None, branch: str | None = None, upstream: str | None = None,
+        ahead: int | None = None, behind: int | None = None, entries: list[Entry] | None = None,
+        untracked: list[str] | None = None, undecodable: list[str] | None = None,
+        worktree_paths: list[bytes] | None = None, untracked_raw: list[bytes] | None = None,
+    ) -> None:  # fmt: skip
+        self.oid = oid
+        self.branch = branch
+        self.upstream = upstream
+        self.ahead = ahead
+        self.behind = behind
+        self.entries: list[Entry] = entries if entries is not None else []
+        self.untracked: list[str] = untracked if untracked is not None else []
+        self.undecodable: list[str] = undecodable if undecodable is not None else []
+        #: Raw names ``add -A`` would stage: work-tree side changed (or unmerged), and untracked.
+        self.worktree_paths: list[bytes] = worktree_paths if worktree_paths is not None else []
+        #: ``untracked`` as git printed the names (the same order).
+        self.untracked_raw: list[bytes] = untracked_raw if untracked_raw is not None else []
 
 
 def _dec(raw: bytes, bad: list[str]) -> str:

@@ -23,6 +23,7 @@ from contextfork.gitstate.porcelain import Status
 from contextfork.gitstate.trees import diff_args
 
 MAX_NAMED = 400  # more paths than this on one command line: the whole --cached diff instead
+MAX_NAMED_BYTES = 64 << 10  # nor more bytes of names than this (Linux: 128 KiB per argument)
 _HEADER = b"diff --git "
 _ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12,
             ord("r"): 13, ord('"'): 34, ord("\\"): 92}  # fmt: skip
@@ -60,9 +61,14 @@ def plan(st: Status) -> Plan | None:
         reuse[e.raw_path] = (e.hash_index, e.mode_index)
         if e.raw_orig is not None:  # the old name of a staged rename: a deletion in both
             reuse[e.raw_orig] = ("0" * len(e.hash_index), "000000")
-    if len(ask) > MAX_NAMED:
+    if not can_name(ask):
         return None
     return Plan(reuse, ask)
+
+
+def can_name(paths: list[bytes]) -> bool:
+    """Few and short enough to name on one git command line (else: ask for the whole tree)."""
+    return len(paths) <= MAX_NAMED and sum(len(p) + 1 for p in paths) <= MAX_NAMED_BYTES
 
 
 def _unquote(data: bytes) -> tuple[bytes, int] | None:

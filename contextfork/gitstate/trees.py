@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
+from contextfork import scratch
+from contextfork.errors import GitError
 from contextfork.gitstate.argv import DIFF_OPTIONS
 from contextfork.gitstate.core import (
     _decode_err,
@@ -16,7 +16,9 @@ from contextfork.gitstate.core import (
     operand,
     out,
     run,
+    start,
 )
+from contextfork.gitstate.pipes import drain
 from contextfork.gitstate.porcelain import status
 
 
@@ -37,7 +39,7 @@ def diff_patch(root: Path, base: str, *, cached: bool = False) -> bytes:
 def temp_index_path(gdir: Path, kind: str) -> str:
     """A fresh name for a temporary index in the git dir (``contextfork-<kind>-<pid>-…``, what
     the sweep of a killed run's leftovers looks for); nothing is left at it."""
-    fd, path = tempfile.mkstemp(prefix=f"contextfork-{kind}-{os.getpid()}-", dir=gdir)
+    fd, path = scratch.temp_file(gdir, f"contextfork-{kind}-{os.getpid()}-")
     os.close(fd)
     os.unlink(path)
     return path
@@ -65,7 +67,7 @@ def sweep_stale_temps(gdir: Path) -> list[str]:
         path = gdir / name
         if is_stale(path, owner_pid(name, prefix), by_ctime=True):
             if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
+                scratch.remove_dir(path)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
@@ -77,6 +79,38 @@ def remove_index(idx: str) -> None:
     for p in (idx, idx + ".lock"):
         if os.path.exists(p):
             os.unlink(p)
+
+
+class IndexTree:
+    """``index_tree`` started in the background (the pre-commit checkpoint asks it beside the
+    export, off its critical path), on a private copy of the index: ``write-tree`` locks the
+    index it reads, and fails if a ``status`` or ``diff`` refreshing that index holds the lock
+    at that moment. The trees land in the object store, as with ``index_tree``."""
+
+    def __init__(self, root: Path, gdir: Path, index_file: str | None = None) -> None:
+        src = Path(root, index_file) if index_file else gdir / "index"
+        self._copy = temp_index_path(gdir, "index")  # swept if a killed run leaves it
+        with contextlib.suppress(FileNotFoundError):  # no index: git reads none as empty
+            scratch.copy_file(src, self._copy)
+        try:
+            self._job = drain(start(root, ["write-tree"], env={"GIT_INDEX_FILE": self._copy}))
+        except BaseException:
+            remove_index(self._copy)
+            raise
+
+    def result(self) -> str | None:
+        """The tree id; None when git cannot write it (unmerged entries)."""
+        try:
+            tree = self._job.finish("write-tree").decode().strip()
+        except GitError:
+            return None
+        finally:
+            remove_index(self._copy)
+        return tree or None
+
+    def discard(self) -> None:
+        self._job.discard()
+        remove_index(self._copy)
 
 
 def index_tree(root: Path, index_file: str | None = None) -> str | None:
@@ -106,7 +140,7 @@ def apply_check(
     else:  # a newline inside a path: ask one question at a time
         gdir, real_objs = git_dir(root), common_dir(root) / "objects"
     idx = temp_index_path(gdir, "check")
-    objs = tempfile.mkdtemp(prefix=f"contextfork-objs-{os.getpid()}-", dir=gdir)
+    objs = scratch.temp_dir(gdir, f"contextfork-objs-{os.getpid()}-")
     env = {
         "GIT_INDEX_FILE": idx,
         "GIT_OBJECT_DIRECTORY": objs,
@@ -127,7 +161,7 @@ def apply_check(
         return None, modes
     finally:
         remove_index(idx)
-        shutil.rmtree(objs, ignore_errors=True)
+        scratch.remove_dir(objs)
 
 
 def ls_tree_modes(root: Path, rev: str, paths: list[str]) -> dict[str, str]:

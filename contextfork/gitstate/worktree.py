@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat as stat_mod
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from contextfork import scratch
 from contextfork.errors import GitError
 from contextfork.gitstate.argv import PINNED as _PINNED
 from contextfork.gitstate.core import _decode_err, common_dir, git_dir, git_env, run
@@ -49,9 +48,9 @@ def _tmp_index(gdir: Path, src: Path | None = None) -> str:
     path = temp_index_path(gdir, "index")
     src = src or gdir / "index"
     if src.exists():
-        # copy2 keeps the index file's mtime: git's racy-entry check compares file mtimes with
+        # the copy keeps the index file's mtime: git's racy-entry check compares file mtimes with
         # it, and a fresh mtime would make a same-size edit in the same second look unchanged.
-        shutil.copy2(src, path)
+        scratch.copy_file(src, path)
     return path
 
 
@@ -123,7 +122,7 @@ class TreeJob:
             idx = _tmp_index(self.gdir)
             env = {"GIT_INDEX_FILE": idx}
             if self.scratch:
-                objs = tempfile.mkdtemp(prefix=f"contextfork-objs-{os.getpid()}-", dir=self.gdir)
+                objs = scratch.temp_dir(self.gdir, f"contextfork-objs-{os.getpid()}-")
                 real = (self.objects or common_dir(self.root) / "objects").resolve()
                 env |= {"GIT_OBJECT_DIRECTORY": objs, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real)}
             if self.paths is None:  # the whole tree, less the held-out names
@@ -148,7 +147,7 @@ class TreeJob:
             if idx is not None:
                 remove_index(idx)
             if objs is not None:
-                shutil.rmtree(objs, ignore_errors=True)
+                scratch.remove_dir(objs)
 
     def _held_entries(self) -> bytes:
         """``--index-info`` lines for the held-out names, from the private index (refreshed)."""

@@ -7,9 +7,7 @@ unless asked, the newest N always kept, and a package nobody resumed yet is kept
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from contextfork import atomic, provenance
 from contextfork.envelope import Problem, Result
@@ -17,23 +15,36 @@ from contextfork.errors import UsageError
 from contextfork.layout import packages_dir
 from contextfork.lifecycle.notes import NOTE_KEY, parse_note
 from contextfork.package import store
+from contextfork.records import Record
 from contextfork.resume import state
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass
-class PackageInfo:
-    package_id: str
-    path: str
-    created_at: str | None
-    trigger: str | None
-    head: str | None
-    branch: str | None
-    consumed: bool
-    consumed_by: str | None
-    size: int
-    readable: bool
-    provenance: str  # "export", "pull", "pull-unsigned", "trust", or why it is not offered
-    offered: bool
+
+class PackageInfo(Record):
+    __match_args__ = ("package_id", "path", "created_at", "trigger", "head", "branch", "consumed",
+                      "consumed_by", "size", "readable", "provenance", "offered")  # fmt: skip
+
+    def __init__(
+        self, package_id: str, path: str, created_at: str | None, trigger: str | None,
+        head: str | None, branch: str | None, consumed: bool, consumed_by: str | None,
+        size: int, readable: bool, provenance: str, offered: bool,
+    ) -> None:  # fmt: skip
+        self.package_id = package_id
+        self.path = path
+        self.created_at = created_at
+        self.trigger = trigger
+        self.head = head
+        self.branch = branch
+        self.consumed = consumed
+        self.consumed_by = consumed_by
+        self.size = size
+        self.readable = readable
+        # "export", "pull", "pull-unsigned", "trust", or why it is not offered
+        self.provenance = provenance
+        self.offered = offered
 
 
 def _read_json(path: Path) -> Any:
@@ -113,7 +124,7 @@ def list_packages(root: Path) -> Result:
             lines.append(f"    NOT OFFERED to sessions ({r.provenance}): see `contextfork doctor`")
         elif r.provenance != "export":
             lines.append(f"    {r.provenance}")
-    return Result("packages list", data={"packages": [asdict(r) for r in rows]},
+    return Result("packages list", data={"packages": [r.as_dict() for r in rows]},
                   text="\n".join(lines))  # fmt: skip
 
 
@@ -136,7 +147,7 @@ def show(root: Path | None, spec: str | None) -> Result:
             summary,
         ]
     )
-    data = {"info": asdict(row), "manifest": manifest, "handoff": handoff,
+    data = {"info": row.as_dict(), "manifest": manifest, "handoff": handoff,
             "state": state.load(ref.path, ref.package_id).model_dump()}  # fmt: skip
     return Result("packages show", data=data, text=text)
 

@@ -21,14 +21,17 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from contextfork import gitstate, layout
 from contextfork.errors import UsageError
 from contextfork.lifecycle.notes import NOTE_KEY, note_text, parse_note
 
-if TYPE_CHECKING:  # the hook's own path never loads it
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:  # the hook's own path never loads them
+    from typing import Any
+
     from contextfork.envelope import Result
+    from contextfork.gitstate.reads import Reads
 
 MARKER = "contextfork-managed-hook: v1"
 HOOKS = ("pre-commit", "post-commit")
@@ -218,8 +221,36 @@ def uninstall(root: Path) -> Result:
 # --- the hooks themselves -----------------------------------------------------------------------
 
 
-def _hook_location() -> gitstate.Location:
+#: What could put the repository somewhere else than the directory git runs the hook in.
+_ELSEWHERE_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
+def _early_location(early: Reads | None) -> gitstate.Location | None:
+    """The repository the early start found, without asking git again (a git process on every
+    commit's critical path): git runs a hook at the top of the work tree, and the early start
+    ran only where ``.git`` there is a directory. None (ask git) where anything could put the
+    repository or its work tree elsewhere: those variables, a linked worktree's ``commondir``,
+    a ``worktree`` or ``include`` in the repository's config."""
+    top, gdir = getattr(early, "top", None), getattr(early, "git_dir", None)
+    if not isinstance(top, str) or not isinstance(gdir, str):
+        return None
+    if any(os.environ.get(v) for v in _ELSEWHERE_VARS) or os.path.lexists(os.path.join(gdir, "commondir")):
+        return None
+    try:
+        with open(os.path.join(gdir, "config"), "rb") as fh:
+            config = fh.read(1 << 20).lower()
+    except OSError:
+        return None
+    if b"worktree" in config or b"include" in config:
+        return None
+    return gitstate.Location(Path(top), Path(gdir), Path(gdir))
+
+
+def _hook_location(early: Reads | None = None) -> gitstate.Location:
     """The work tree a hook runs for; GIT_DIR/GIT_INDEX_FILE from git are not followed blindly."""
+    found = _early_location(early)
+    if found is not None:
+        return found
     loc = gitstate.locate(Path.cwd())  # one git call: root and git dir
     given = os.environ.get("GIT_DIR")
     if given and Path(given).resolve() != loc.git_dir.resolve():
@@ -228,7 +259,7 @@ def _hook_location() -> gitstate.Location:
 
 
 def pre_commit(
-    root: Path, loc: gitstate.Location | None = None, early: gitstate.Reads | None = None
+    root: Path, loc: gitstate.Location | None = None, early: Reads | None = None
 ) -> str:
     """Write a checkpoint package of the state being committed; returns its id. ``early``:
     status and the diff, started by the hook entry before its imports (``gitstate.early``) in
@@ -259,17 +290,27 @@ def pre_commit(
         layout.pending_note_key(root).unlink(missing_ok=True)
         cfg = load_config(root)
         opts = ExportOptions(trigger="pre-commit", session_id=session_from_env())
+        # The tree of the index being committed (the note's key), asked beside the export.
+        key_tree = gitstate.IndexTree(root, loc.git_dir, _committed_index(root, loc.git_dir))
     except BaseException:
         reads.discard()
         raise
-    out = export(root, opts, loc, reads)
+    try:
+        out = export(root, opts, loc, reads)
+    except BaseException:
+        key_tree.discard()
+        raise
     pending = {
         "package_id": out.package_id,
         "manifest_sha256": sha256_file(out.path / "manifest.json")[0],
         "package_sha256": out.manifest["package_sha256"],
     }
-    atomic.write_text(layout.pending_note_key(root), _attempt_key(root, loc.git_dir))
-    atomic.write_text(layout.pending_note(root), note_text(pending))
+    key = f"{_git_pid()} {key_tree.result() or '-'}\n"
+    key_file, note_file = layout.pending_note_key(root), layout.pending_note(root)
+    # the key first (post-commit reads it once the note is there), one flush of their directory
+    atomic.write_files(note_file.parent, {
+        key_file.name: key.encode("utf-8"), note_file.name: note_text(pending).encode("utf-8"),
+    })  # fmt: skip
     keep = cfg.get("keep_checkpoints", 20)
     prune_checkpoints(root, keep if isinstance(keep, int) else 20)
     return out.package_id
@@ -281,17 +322,15 @@ def _git_pid() -> str:
     return pid if pid.isdigit() else "-"
 
 
-def _attempt_key(root: Path, gdir: Path | None = None) -> str:
-    # git gives hooks a temporary index inside the git dir for `commit -a` / `commit PATH`;
-    # anything else in GIT_INDEX_FILE is not followed (see _hook_location).
+def _committed_index(root: Path, gdir: Path) -> str | None:
+    """The index git is committing, when it is not the usual one: git gives hooks a temporary
+    index inside the git dir for `commit -a` / `commit PATH`; anything else in GIT_INDEX_FILE
+    is not followed (see _hook_location)."""
     given = os.environ.get("GIT_INDEX_FILE")
     index = Path(root, given).resolve() if given else None
-    if index is not None and not (
-        index.is_file() and index.parent == (gdir or gitstate.git_dir(root)).resolve()
-    ):
+    if index is not None and not (index.is_file() and index.parent == gdir.resolve()):
         index = None
-    tree = gitstate.index_tree(root, str(index) if index else None) or "-"
-    return f"{_git_pid()} {tree}\n"
+    return str(index) if index else None
 
 
 def _key_matches(root: Path, key: str) -> bool:
@@ -330,7 +369,7 @@ def post_commit(root: Path) -> str | None:
     return parse_note(text)[NOTE_KEY]
 
 
-def main(argv: list[str], early: gitstate.Reads | None = None) -> int:
+def main(argv: list[str], early: Reads | None = None) -> int:
     hook = argv[0] if argv else ""
     strict = "--strict" in argv
     if hook not in HOOKS:
@@ -339,7 +378,7 @@ def main(argv: list[str], early: gitstate.Reads | None = None) -> int:
         return 2
     try:
         try:
-            loc = _hook_location()
+            loc = _hook_location(early)
         except BaseException:
             if early is not None:
                 early.discard()

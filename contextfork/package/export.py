@@ -15,11 +15,9 @@ import contextlib
 import os
 import stat as stat_mod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from contextfork import __version__, atomic, gitstate, provenance
+from contextfork import __version__, atomic, gitstate, provenance, scratch
 from contextfork.envelope import Problem
 from contextfork.errors import GitError, RedactionUnavailable
 from contextfork.gitstate import pipes
@@ -36,36 +34,58 @@ from contextfork.package.store import (
     utc_now_iso,
 )
 from contextfork.paths import unsafe_reason
+from contextfork.records import Record
 from contextfork.testhooks import kill_point, pause_point
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from contextfork.gitstate.reads import Reads
 
 MANIFEST_VERSION = "1.2"
 DEFAULT_TOTAL_CAP = 64 << 20  # 64 MiB of snapshots per package
 
 
-@dataclass
-class ExportOptions:
-    goal: str | None = None
-    session_id: str | None = None
-    handoff_input: dict[str, Any] | None = None  # validated by handoff_input.parse_input
-    trigger: str = "cli"
-    transcript: Path | None = None
-    harness: str | None = None
-    file_cap: int = DEFAULT_FILE_CAP
-    total_cap: int = DEFAULT_TOTAL_CAP
-    seed: dict[str, Any] | None = None  # from package.seeding (telemetry, failures, goals)
-    cold_store_refs: list[str] = field(default_factory=list)
-    claims: list[dict[str, Any]] | None = None  # the model's citations, checked (package.claims)
-    extra_files: dict[str, bytes] | None = None  # e.g. the conversation (package.conversation)
+class ExportOptions(Record):
+    __match_args__ = ("goal", "session_id", "handoff_input", "trigger", "transcript", "harness",
+                      "file_cap", "total_cap", "seed", "cold_store_refs", "claims", "extra_files")  # fmt: skip
+
+    def __init__(
+        self, goal: str | None = None, session_id: str | None = None,
+        handoff_input: dict[str, Any] | None = None, trigger: str = "cli",
+        transcript: Path | None = None, harness: str | None = None,
+        file_cap: int = DEFAULT_FILE_CAP, total_cap: int = DEFAULT_TOTAL_CAP,
+        seed: dict[str, Any] | None = None, cold_store_refs: list[str] | None = None,
+        claims: list[dict[str, Any]] | None = None, extra_files: dict[str, bytes] | None = None,
+    ) -> None:  # fmt: skip
+        self.goal = goal
+        self.session_id = session_id
+        self.handoff_input = handoff_input  # validated by handoff_input.parse_input
+        self.trigger = trigger
+        self.transcript = transcript
+        self.harness = harness
+        self.file_cap = file_cap
+        self.total_cap = total_cap
+        self.seed = seed  # from package.seeding (telemetry, failures, goals)
+        self.cold_store_refs: list[str] = cold_store_refs if cold_store_refs is not None else []
+        self.claims = claims  # the model's citations, checked (package.claims)
+        self.extra_files = extra_files  # e.g. the conversation (package.conversation)
 
 
-@dataclass
-class ExportOutcome:
-    package_id: str
-    path: Path
-    manifest: dict[str, Any]
-    git_status: dict[str, Any]
-    untracked: dict[str, Any]
-    problems: list[Problem]
+class ExportOutcome(Record):
+    __match_args__ = ("package_id", "path", "manifest", "git_status", "untracked", "problems")
+
+    def __init__(
+        self, package_id: str, path: Path, manifest: dict[str, Any], git_status: dict[str, Any],
+        untracked: dict[str, Any], problems: list[Problem],
+    ) -> None:  # fmt: skip
+        self.package_id = package_id
+        self.path = path
+        self.manifest = manifest
+        self.git_status = git_status
+        self.untracked = untracked
+        self.problems = problems
 
 
 def git_status_file(st: gitstate.Status) -> dict[str, Any]:
@@ -126,16 +146,16 @@ def _untracked_entry(
     }  # fmt: skip
 
 
-@dataclass
 class _UntrackedPlan:
     """What export does with each untracked name, decided from ``lstat`` alone (before git
     starts on the tree): ``files`` has an entry per name, None where the bytes are to be read
     (``to_read``: index, name, mode, size); ``held`` are the raw names of regular files the package
     does not capture, which the tree job hashes without storing (``gitstate.worktree``)."""
 
-    files: list[dict[str, Any] | None] = field(default_factory=list)
-    to_read: list[tuple[int, str, str, int]] = field(default_factory=list)
-    held: list[bytes] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.files: list[dict[str, Any] | None] = []
+        self.to_read: list[tuple[int, str, str, int]] = []
+        self.held: list[bytes] = []
 
 
 def _plan_untracked(root: Path, st: gitstate.Status, opts: ExportOptions) -> _UntrackedPlan:
@@ -244,7 +264,7 @@ def _tree_state(gs: dict[str, Any], um: dict[str, Any], tree_sha: str) -> dict[s
 
 def export(
     root: Path, opts: ExportOptions, loc: gitstate.Location | None = None,
-    reads: gitstate.Reads | None = None,
+    reads: Reads | None = None,
 ) -> ExportOutcome:  # fmt: skip
     """Write a new package for the repository at ``root`` and return what was written.
     ``reads``: status and the diff against HEAD, started by the caller (the git hook:
@@ -254,16 +274,17 @@ def export(
         loc = loc or gitstate.locate(root)
         base = packages_dir(root)  # refuses a symlinked .contextfork before anything is written
         exclude_state_dir(root, common=loc.common_dir)
-        # HEAD comes from status (branch.oid / branch.head); the diff optimistically starts
-        # against HEAD and is redone against the empty tree only on an unborn HEAD.
-        # Outputs are read as git writes them (gitstate.pipes), so status and both diffs run to
-        # the end while Python works below instead of waiting on a full pipe.
+        # HEAD comes from status (branch.oid / branch.head); the work-tree diff follows status
+        # (gitstate.reads), against the empty tree on an unborn HEAD. Outputs are read as git
+        # writes them, so status and the diffs run to the end while Python works below
+        # instead of waiting on a full pipe.
         reads = reads or gitstate.start_export_reads(root, loc.git_dir)
     except BaseException:
         if reads is not None:
             reads.discard()
         raise
-    d_status, d_diff = reads.status, reads.diff
+    d_status = reads.status
+    d_diff: pipes.Drained | None = None
     d_staged: pipes.Drained | None = None
     tree: gitstate.TreeJob | None = None
     try:
@@ -271,9 +292,11 @@ def export(
         # rules cost more CPU than anything else export does).
         _redactor()  # refuses here, before anything is staged, when it cannot load
         # Leftovers of killed exports (their owner is dead, or they are old): never a live one's.
-        atomic.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
+        scratch.sweep_stale(packages_dir(root), (".staging-", ".trash-"))
         gitstate.sweep_stale_temps(loc.git_dir)
         st = gitstate.parse_status(d_status.finish("status"))
+        if st.oid is not None:
+            d_diff = gitstate.start_worktree_diff(root, st)
         plan_u = _plan_untracked(root, st, opts)
         # The tree: just what status found changed, hashed into a temporary index while the
         # diffs still run; no blob is stored (gitstate.worktree).
@@ -295,11 +318,10 @@ def export(
             kill_point("export:staged")
             pause_point("export:staged")
             if st.oid is None:
-                d_diff.discard()
                 patch = gitstate.diff_patch(root, gitstate.EMPTY_TREE)
                 staged = gitstate.diff_patch(root, gitstate.EMPTY_TREE, cached=True)
             else:
-                patch = d_diff.finish("diff")
+                patch = d_diff.finish("diff") if d_diff is not None else b""
                 asked = d_staged.finish("diff --cached") if d_staged is not None else b""
                 cut = staged_mod.assemble(plan, patch, asked) if plan is not None else asked
                 # a section it could not vouch for: git's own --cached diff, whole
@@ -315,7 +337,8 @@ def export(
         if tree is not None:
             tree.cancel()
         d_status.discard()
-        d_diff.discard()
+        if d_diff is not None:
+            d_diff.discard()
         if d_staged is not None:
             d_staged.discard()
 
@@ -329,9 +352,13 @@ def _write_package(
     gs = git_status_file(st)
     gs["operation"] = operation
     seed = opts.seed or {}
-    from contextfork.package import claims as claims_mod  # stdlib only until a check runs
+    given = bool(opts.handoff_input or seed.get("harvested"))
+    parts: dict[str, Any] = {}
+    part_sources: dict[str, Any] = {}
+    if given:  # a checkpoint has neither: claims stays unloaded (the hook's path, issue 27)
+        from contextfork.package import claims as claims_mod  # lazy: hot path
 
-    parts, part_sources = claims_mod.merge_harvest(opts.handoff_input, seed.get("harvested"))
+        parts, part_sources = claims_mod.merge_harvest(opts.handoff_input, seed.get("harvested"))
     h = handoff_mod.build(
         _tree_state(gs, um, tree_sha),
         parts,
@@ -342,7 +369,7 @@ def _write_package(
     )
     h, redactions = _redact(h)
     record = None
-    if opts.handoff_input or seed.get("harvested"):
+    if given:
         record = claims_mod.record(opts.claims, part_sources, len(seed.get("failed_approaches") or []))
         record, n = _redact(record)
         redactions += n
@@ -406,9 +433,10 @@ def _write_package(
     manifest_bytes = atomic.dump_json_bytes(manifest)
     atomic.write_into(staging, "manifest.json", manifest_bytes)
     # made here: recorded in the git dir before it is published (contextfork.provenance)
-    provenance.record_manifest(root, package_id, manifest_bytes, "export")
+    # its directory is flushed with the package's files: one fsync round
+    record_dir = provenance.record_export_manifest(root, package_id, manifest_bytes)
     final = packages_dir(root) / package_id
-    atomic.publish_dir(staging, final, writer=writer)
+    atomic.publish_dir(staging, final, writer=writer, also_flush=[record_dir])
     problems = [
         Problem(
             "warning",

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
 from contextfork.package import handoff_md
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 HANDOFF_VERSION = "1.2"
 PLACEHOLDER_RE = re.compile(r"\[\[unfilled:[^\]]*\]\]")

@@ -9,9 +9,11 @@ the same bytes, so a change to one fails until the other says the same. Standard
 
 from __future__ import annotations
 
-from typing import Any
-
 from contextfork.jinjafilters import barred, claim_mark, names_step, provenance, recorded
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _PREAMBLE = (
     "> IPSF-1.2 handoff. Parts marked *not recorded* were neither written by the model nor found in\n"

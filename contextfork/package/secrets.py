@@ -19,10 +19,15 @@ import contextlib
 import json
 import re
 from pathlib import Path
-from typing import Any
 
-from contextfork.envelope import Problem, Severity
+from contextfork.envelope import Problem
 from contextfork.paths import unsafe_reason
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from contextfork.envelope import Severity
 
 SNIFF = 8192
 PATCH_PREFIX = "git_diff.patch:"

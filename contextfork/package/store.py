@@ -3,31 +3,48 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from datetime import UTC, datetime
+import time
 from pathlib import Path
 
 from contextfork.errors import NotFoundError, UsageError
 from contextfork.layout import packages_dir
+from contextfork.records import FrozenRecord
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 DEFAULT_FILE_CAP = 1 << 20  # 1 MiB per untracked file (export; here so the CLI need not import it)
 
 
-def new_package_id(now: datetime | None = None) -> str:
+def _utc_ms() -> tuple[time.struct_time, int]:
+    """Now in UTC: the second and the millisecond (``time``, not ``datetime``: one module less
+    on the pre-commit hook's path)."""
+    seconds, ms = divmod(time.time_ns() // 1_000_000, 1000)
+    return time.gmtime(seconds), ms
+
+
+def new_package_id() -> str:
     """Sortable by creation time; the random tail keeps two exports in one second apart (the
     bytes of ``secrets.token_hex``, without importing it on the pre-commit hook's path)."""
-    now = now or datetime.now(UTC)
-    return f"{now:%Y%m%dT%H%M%S}{now.microsecond // 1000:03d}Z-{os.urandom(3).hex()}"
+    when, ms = _utc_ms()
+    return f"{time.strftime('%Y%m%dT%H%M%S', when)}{ms:03d}Z-{os.urandom(3).hex()}"
 
 
 def utc_now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """``2026-12-02T09:04:45.986Z``: UTC to the millisecond."""
+    when, ms = _utc_ms()
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', when)}.{ms:03d}Z"
 
 
-@dataclass(frozen=True)
-class PackageRef:
-    package_id: str
-    path: Path
+class PackageRef(FrozenRecord):
+    __match_args__ = ("package_id", "path")
+    package_id: Final[str]
+    path: Final[Path]
+
+    def __init__(self, package_id: str, path: Path) -> None:
+        self.package_id = package_id
+        self.path = path
 
 
 def list_packages(root: Path) -> list[PackageRef]:

@@ -10,9 +10,9 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contextfork.envelope import Problem, Severity
+from contextfork.envelope import Problem
 from contextfork.errors import ExitCode, NotFoundError, UsageError
 from contextfork.hashing import canonical_sha256, sha256_file
 from contextfork.inputfile import read_regular
@@ -21,6 +21,9 @@ from contextfork.package import secrets as secrets_mod
 from contextfork.package.patchcheck import check_patches
 from contextfork.paths import unsafe_reason
 from contextfork.resources import validate_against_schema
+
+if TYPE_CHECKING:
+    from contextfork.envelope import Severity
 
 REQUIRED = (
     "git_diff.patch",

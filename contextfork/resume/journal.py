@@ -17,7 +17,7 @@ import stat as stat_mod
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from contextfork import atomic, gitstate, layout
+from contextfork import atomic, gitstate, layout, scratch
 from contextfork.errors import IntegrityError
 from contextfork.package.store import utc_now_iso
 from contextfork.paths import safe_join, symlink_in_parents
@@ -90,7 +90,7 @@ def begin(root: Path, paths: list[str], info: dict[str, Any]) -> None:
     unique = sorted(set(paths))
     parent = layout.state_path(root)
     layout.exclude_state_dir(root)
-    atomic.sweep_stale(parent, (STAGING_PREFIX, ".trash-"))  # left by a killed writer/remover
+    scratch.sweep_stale(parent, (STAGING_PREFIX, ".trash-"))  # left by a killed writer/remover
     with atomic.staging_dir(parent, prefix=STAGING_PREFIX) as staging:
         entries = [_entry(root, rel, staging, n) for n, rel in enumerate(unique)]
         doc = {

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from contextfork import atomic
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's path)
 if TYPE_CHECKING:  # pydantic stays off the git-hook path (pruning only needs state_path/forget)
     from contextfork.resume.models import ConsumedState
 

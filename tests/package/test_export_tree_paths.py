@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfork import gitstate
+from contextfork import gitstate, scratch
 from contextfork.package.export import ExportOptions, export
 from tests.helpers import Repo, git, make_repo
 
@@ -116,15 +116,15 @@ def test_the_listed_names_are_hashed_without_writing_a_blob(repo: Repo) -> None:
         repo.write(f"new/f{i}.txt", f"untracked {i}\n")
     st = gitstate.status(repo.path)
     seen: list[int] = []
-    real_rmtree = __import__("shutil").rmtree
+    real_remove = scratch.remove_dir
 
-    def count_then_remove(path: str, *a: object, **k: object) -> None:
+    def count_then_remove(path: str) -> None:
         if "contextfork-objs-" in str(path):
             seen.append(sum(len(files) for _d, _s, files in os.walk(path)))
-        real_rmtree(path, *a, **k)
+        real_remove(path)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("contextfork.gitstate.worktree.shutil.rmtree", count_then_remove)
+        mp.setattr(scratch, "remove_dir", count_then_remove)
         job = gitstate.start_worktree_tree(repo.path, repo.path / ".git", st.worktree_paths)
         tree = gitstate.finish_worktree_tree(job)
     assert tree == gitstate.worktree_tree_sha(repo.path)

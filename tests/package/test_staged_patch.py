@@ -1,7 +1,9 @@
 """git_index.patch is cut from the work-tree patch where index and work tree agree (issue 15,
 speed): it must be, byte for byte, what ``git diff --cached HEAD`` prints. The oracle is git
 run directly with the same arguments; export's own fallback (the whole --cached diff) is
-disabled, so a shortcut that silently gave up would fail here too."""
+disabled, so a shortcut that silently gave up would fail here too. The work-tree patch itself
+names only the paths status listed (issue 27): git_diff.patch must be, byte for byte, the
+whole-tree ``git diff HEAD`` on the same trees."""
 
 from __future__ import annotations
 
@@ -17,15 +19,16 @@ from contextfork.package.export import ExportOptions, export
 from tests.helpers import Repo, clean_env
 
 
-def _oracle(repo: Repo) -> bytes:
-    """git's own --cached diff, with the configuration every contextfork git call pins."""
+def _oracle(repo: Repo, cached: bool = True) -> bytes:
+    """git's own whole-tree diff (--cached, or the work tree's), with the configuration every
+    contextfork git call pins."""
     pinned = list(gitstate.core._PINNED)
-    proc = subprocess.run(["git", *pinned, *gitstate.diff_args("HEAD", cached=True)],
+    proc = subprocess.run(["git", *pinned, *gitstate.diff_args("HEAD", cached=cached)],
                           cwd=repo.path, env=clean_env(), capture_output=True, check=True)  # fmt: skip
     return proc.stdout
 
 
-def _exported_index_patch(repo: Repo, allow_fallback: bool = False) -> bytes:
+def _exported_patches(repo: Repo, allow_fallback: bool = False) -> tuple[bytes, bytes]:
     real = gitstate.diff_patch
 
     def no_whole_cached(root: Path, base: str, *, cached: bool = False) -> bytes:
@@ -36,12 +39,14 @@ def _exported_index_patch(repo: Repo, allow_fallback: bool = False) -> bytes:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gitstate, "diff_patch", no_whole_cached)
         out = export(repo.path, ExportOptions())
-    return (out.path / "git_index.patch").read_bytes()
+    return (out.path / "git_index.patch").read_bytes(), (out.path / "git_diff.patch").read_bytes()
 
 
 def _assert_exact(repo: Repo, allow_fallback: bool = False) -> bytes:
-    want = _oracle(repo)
-    assert _exported_index_patch(repo, allow_fallback) == want
+    want, want_worktree = _oracle(repo), _oracle(repo, cached=False)
+    staged_patch, worktree_patch = _exported_patches(repo, allow_fallback)
+    assert staged_patch == want
+    assert worktree_patch == want_worktree
     return want
 
 
@@ -83,7 +88,7 @@ def test_staged_partly_staged_added_deleted_renamed_and_mode_changes_match_git(r
 @pytest.mark.parametrize(
     "names",
     [["a.txt", "a/b.txt", "a-b.txt", "a b.txt"], ["tab\there", 'quote"d', "back\\slash",
-     "new\nline", "ünï.txt", "-dash", "star*.txt"]],
+     "new\nline", "ünï.txt", "-dash", "star*.txt", "[ab].txt"]],
     ids=["sort-order", "quoted-names"],
 )  # fmt: skip
 def test_awkward_names_are_cut_and_ordered_as_git_orders_them(repo: Repo, names: list[str]) -> None:
@@ -141,3 +146,15 @@ def test_section_headers_round_trip_through_gits_quoting() -> None:
     )
     assert staged.section_path(b"diff --git a/x b/y") is None  # a rename: never with --no-renames
     assert staged.section_path(b'diff --git "a/unterminated') is None
+
+
+def test_names_that_look_like_pathspec_magic_are_diffed_literally(repo: Repo) -> None:
+    # The work-tree diff names status's paths: ":!x" would otherwise exclude, "*" glob.
+    names = [":!neg.txt", ":(top)magic.txt", "star*.txt", "starry.txt"]
+    for n in names:
+        repo.write(n, f"base {n}\n")
+    repo.commit_all("base")
+    for n in names[:3]:
+        repo.write(n, f"edited {n}\n")
+    assert _oracle(repo, cached=False).count(b"diff --git ") == 3
+    _assert_exact(repo)
