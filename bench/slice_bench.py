@@ -92,11 +92,9 @@ def data_dir(given: str | None) -> Path:
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
+    if isinstance(content, str) or not isinstance(content, list):
+        return content if isinstance(content, str) else ""
+    return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
 class Parsed:
