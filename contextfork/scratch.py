@@ -76,10 +76,13 @@ def copy_file(src: Path | str, dst: str) -> None:
     os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def sweep_stale(parent: Path, prefixes: tuple[str, ...] = (".staging-",)) -> list[str]:
+def sweep_stale(parent: Path, prefixes: tuple[str, ...] = (".staging-",), *,
+                files: bool = False, by_ctime: bool = False) -> list[str]:  # fmt: skip
     """Remove staging directories that killed writers left in ``parent``; returns their names.
 
-    Only stale ones go (see ``is_stale``), so a concurrent writer's directory is never touched."""
+    Only stale ones go (see ``is_stale``; ``by_ctime`` as there), so a concurrent writer's
+    directory is never touched. ``files``: a stale file or symlink of those names goes too
+    (unlinked, never followed); otherwise only real directories are looked at."""
     removed: list[str] = []
     try:
         names = os.listdir(parent)
@@ -90,11 +93,15 @@ def sweep_stale(parent: Path, prefixes: tuple[str, ...] = (".staging-",)) -> lis
         if prefix is None:
             continue
         path = parent / name
-        if path.is_symlink() or not path.is_dir():
+        is_dir = path.is_dir() and not path.is_symlink()
+        if not (is_dir or files) or not is_stale(path, owner_pid(name, prefix), by_ctime=by_ctime):
             continue
-        if is_stale(path, owner_pid(name, prefix)):
+        if is_dir:
             remove_dir(path)
-            removed.append(name)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        removed.append(name)
     return removed
 
 

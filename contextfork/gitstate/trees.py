@@ -51,28 +51,10 @@ _TEMP_PREFIXES = ("contextfork-index-", "contextfork-check-", "contextfork-lc-",
 def sweep_stale_temps(gdir: Path) -> list[str]:
     """Remove temporary indexes (and object dirs) that killed runs left in the git dir.
 
-    Names carry the owner's pid; only a dead owner's, or an old one's, are removed.
+    Names carry the owner's pid; only a dead owner's, or an old one's, are removed (by the
+    inode change time too: a temporary index keeps the real index's mtime).
     """
-    from contextfork.staleness import is_stale, owner_pid
-
-    removed: list[str] = []
-    try:
-        names = os.listdir(gdir)
-    except OSError:
-        return removed
-    for name in names:
-        prefix = next((p for p in _TEMP_PREFIXES if name.startswith(p)), None)
-        if prefix is None:
-            continue
-        path = gdir / name
-        if is_stale(path, owner_pid(name, prefix), by_ctime=True):
-            if path.is_dir() and not path.is_symlink():
-                scratch.remove_dir(path)
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-            removed.append(name)
-    return removed
+    return scratch.sweep_stale(gdir, _TEMP_PREFIXES, files=True, by_ctime=True)
 
 
 def remove_index(idx: str) -> None:
