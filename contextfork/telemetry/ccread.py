@@ -22,7 +22,7 @@ from typing import Any
 from contextfork.inputfile import BOM, max_line_bytes, open_regular
 from contextfork.telemetry import ccstruct
 from contextfork.telemetry.ccline import Line, Unsupported, check
-from contextfork.telemetry.scan import ScanState, feed_line
+from contextfork.telemetry.scan import ScanState, TimeSpan, feed_line
 
 __all__ = ["Line", "Read", "Unsupported", "finish", "read"]
 
@@ -30,7 +30,7 @@ _CHUNK = 1 << 22
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips: such a line goes to json
 
 
-class Read:
+class Read(TimeSpan):
     """The lines of one file, its malformed count, session-wide fields and its billing scan;
     ``offset``: the bytes of complete lines consumed, ``tail``: an unterminated last line."""
 
@@ -129,10 +129,7 @@ def _lines(
             out.session_id = rec.sessionId
         ts = rec.timestamp
         if ts is not None:
-            if out.first_ts is None or ts < out.first_ts:
-                out.first_ts = ts
-            if out.last_ts is None or ts > out.last_ts:
-                out.last_ts = ts
+            out.saw(ts)
 
 
 def _record(out: Read, obj: dict[str, Any]) -> None:
@@ -146,10 +143,7 @@ def _record(out: Read, obj: dict[str, Any]) -> None:
         out.session_id = obj["sessionId"]
     ts = obj.get("timestamp")
     if type(ts) is str:
-        if out.first_ts is None or ts < out.first_ts:
-            out.first_ts = ts
-        if out.last_ts is None or ts > out.last_ts:
-            out.last_ts = ts
+        out.saw(ts)
 
 
 def _complete(out: Read, seen: set[str], raw: bytes, limit: int) -> dict[str, Any] | None:

@@ -316,10 +316,7 @@ def _moved(state: ScanState, rec: Rec) -> None:
     """What any line fed moves: the scan's first and last timestamps, session id and cwd."""
     ts = rec.timestamp
     if ts is not None:
-        if state.first_ts is None or ts < state.first_ts:
-            state.first_ts = ts
-        if state.last_ts is None or ts > state.last_ts:
-            state.last_ts = ts
+        state.saw(ts)
     if state.session_id is None and rec.sessionId is not None:
         state.session_id = rec.sessionId
     if rec.cwd is not None:

@@ -18,7 +18,20 @@ from contextfork.forkstub import STUB_PREFIX_BYTES as FOLD_STUB
 STATE_VERSION = 3
 
 
-class ScanState:
+class TimeSpan:
+    """The first and last ``timestamp`` a reader saw (ISO-8601 strings compare as times)."""
+
+    first_ts: str | None
+    last_ts: str | None
+
+    def saw(self, ts: str) -> None:
+        if self.first_ts is None or ts < self.first_ts:
+            self.first_ts = ts
+        if self.last_ts is None or ts > self.last_ts:
+            self.last_ts = ts
+
+
+class ScanState(TimeSpan):
     """Where the scan stopped and what it found (plain JSON; a plain class, not a dataclass:
     importing ``dataclasses`` pulls in ``inspect`` and costs the statusline ~20 ms)."""
 
