@@ -158,7 +158,13 @@ def build_key(pkg: str | None = None) -> str:
             elif e.name.endswith((".py", ".j2", ".json", ".ts", ".md", ".toml")):
                 st = e.stat(follow_symlinks=False)
                 parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
-    for site in (os.path.dirname(pkg), *sys.path[1:]):
+    root = os.path.dirname(pkg)
+    for site in (root, *sys.path[1:]):
+        # A source checkout (editable install) holds our package and pyproject.toml beside
+        # whatever coverage, hypothesis, a build or an editor drops there: its files above,
+        # and pyproject.toml (the dependencies), name the code, not the directory's mtime.
+        if site == root and os.path.isfile(probe := os.path.join(root, "pyproject.toml")):
+            site = probe
         try:  # noqa: SIM105 - contextlib is one more import on every command's path
             parts.append(f"{site}:{os.stat(site).st_mtime_ns}")
         except OSError:

@@ -200,7 +200,12 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return Path(f"/proc/{pid}").is_dir() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    # a zombie of a server we did not start ourselves is reaped by init; treat it as gone
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().split()[2] != "Z"
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize("how", ["kill", "interrupt"])
@@ -325,6 +330,27 @@ def test_the_build_key_changes_when_a_source_file_changes(tmp_path: Path) -> Non
     assert client.build_key(str(pkg)) != before
 
 
+def test_the_build_key_of_a_checkout_ignores_files_dropped_beside_the_package(
+    tmp_path: Path,
+) -> None:
+    # coverage's data files, .hypothesis/, build/: CI's run once failed when another worker's
+    # coverage file changed the checkout's mtime between `server start` and `server status`
+    pkg = tmp_path / "contextfork"
+    shutil.copytree(Path(client.__file__).resolve().parents[1], pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'contextfork'\n")
+    before = client.build_key(str(pkg))
+    (tmp_path / ".coverage.host.123.abc").write_bytes(b"x")
+    (tmp_path / ".hypothesis").mkdir()
+    st = tmp_path.stat()
+    os.utime(tmp_path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert client.build_key(str(pkg)) == before
+    pyproject = (tmp_path / "pyproject.toml").stat()
+    os.utime(tmp_path / "pyproject.toml",
+             ns=(pyproject.st_atime_ns, pyproject.st_mtime_ns + 1_000_000))  # fmt: skip
+    assert client.build_key(str(pkg)) != before
+
+
 def test_an_idle_server_exits_and_removes_its_socket(served: Served) -> None:
     served.env["CONTEXTFORK_SERVER_IDLE"] = "1"
     info = served.start()
@@ -350,19 +376,6 @@ def test_a_server_whose_socket_was_replaced_steps_aside(served: Served) -> None:
     info = served.start()
     os.unlink(info["socket"])
     assert served.wait_until(lambda: not _alive(int(info["pid"])), timeout=20)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie of a server we did not start ourselves is reaped by init; treat it as gone
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return fh.read().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 def test_stop_stops_and_the_next_command_runs_cold(repo: Repo, served: Served) -> None:
