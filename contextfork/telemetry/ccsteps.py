@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from contextfork import livewalk
 from contextfork.telemetry.ccline import Block, Line, Usage, estimate
-
-_LEAF = frozenset({"user", "assistant", "system"})
 
 __all__ = ["Cut", "LStep", "estimate", "live", "mark_preserved"]
 
@@ -24,74 +23,15 @@ def _d(ln: Line) -> list[Any]:
     return ln.d
 
 
-def _kinds(lines: list[Line]) -> tuple[dict[str, int], list[int], list[int], list[int]]:
-    """(index of each uuid, assistant, user and attachment lines), in one pass."""
-    by_uuid: dict[str, int] = {}
-    assistants: list[int] = []
-    users: list[int] = []
-    attachments: list[int] = []
-    for i, ln in enumerate(lines):
-        if ln.uuid is not None:
-            by_uuid[ln.uuid] = i
-        kind = ln.kind
-        if kind == "assistant":
-            assistants.append(i)
-        elif kind == "user":
-            users.append(i)
-        elif kind == "attachment":
-            attachments.append(i)
-    return by_uuid, assistants, users, attachments
-
-
 def live(lines: list[Line]) -> list[int]:
-    """Indexes of the live conversation's lines in file order (``live_records``)."""
-    by_uuid, assistants, users, attachments = _kinds(lines)
-    leaf = next((i for i in range(len(lines) - 1, -1, -1)
-                 if lines[i].kind in _LEAF and lines[i].uuid is not None), None)  # fmt: skip
-    if leaf is None:
-        return []
-    chain: set[int] = set()
-    cur: int | None = leaf
-    while cur is not None and cur not in chain:
-        chain.add(cur)
-        cur = _parent_index(lines, cur, by_uuid, chain)
-    msg_ids = {_d(lines[i])[1] for i in chain if lines[i].kind == "assistant"}
-    msg_ids.discard(None)
-    included = set(chain)
-    for i in assistants:
-        if i not in included and _d(lines[i])[1] in msg_ids:
-            included.add(i)
-    call_ids: set[str] = set()
-    for i in included:
-        if lines[i].kind == "assistant":
-            call_ids.update(_d(lines[i])[3])
-    for i in users:
-        if i in included:
-            continue
-        results = _d(lines[i])[1]
-        if results and all(r in call_ids for r in results):
-            included.add(i)
-    kept = {lines[i].uuid for i in included}
-    for i in attachments:
-        ln = lines[i]
-        if i not in included and ln.parent_uuid in kept:
-            included.add(i)
-            kept.add(ln.uuid)
-    return sorted(included)
-
-
-def _parent_index(lines: list[Line], cur: int, by_uuid: dict[str, int], chain: set[int]) -> int | None:
-    ln = lines[cur]
-    parent = ln.parent
-    if parent is not None and parent in by_uuid:
-        return by_uuid[parent]
-    is_boundary = ln.kind == "system" and _d(ln)[1] is True
-    if not (is_boundary or parent is not None):
-        return None
-    for i in range(cur - 1, -1, -1):
-        if i not in chain and lines[i].kind in _LEAF and lines[i].uuid is not None:
-            return i
-    return None
+    """Indexes of the live conversation's lines in file order (``livewalk.live``)."""
+    return livewalk.live(
+        lines,
+        boundary=lambda i: _d(lines[i])[1] is True,
+        message_id=lambda i: _d(lines[i])[1],
+        calls=lambda i: _d(lines[i])[3],
+        results=lambda i: _d(lines[i])[1],
+    )
 
 
 class LStep:
@@ -223,14 +163,6 @@ def mark_preserved(lines: list[Line], live_ix: list[int], cut: Cut) -> None:
 
 def _preserved_uuids(lines: list[Line], d: list[Any]) -> set[str]:
     """``preserved_uuids`` from a boundary's digest: (…, tail, head, listed uuids)."""
-    tail, head, listed = d[5], d[6], d[7]
-    if tail is not None:
-        parents = {ln.uuid: ln.parent_uuid for ln in lines if ln.uuid is not None}
-        seen: list[str] = []
-        cur: Any = tail
-        while isinstance(cur, str) and cur in parents and cur not in seen:
-            seen.append(cur)
-            if cur == head:
-                return set(seen)
-            cur = parents[cur]
-    return set(listed) if listed is not None else set()
+    tail = d[5]
+    parents = {} if tail is None else {ln.uuid: ln.parent_uuid for ln in lines if ln.uuid is not None}
+    return livewalk.preserved(parents, tail, d[6], d[7])

@@ -54,6 +54,30 @@ def test_tampered_cold_node_is_shown_failing_verification(viewed: Viewed) -> Non
     assert "FAILED verification" in viewed.html()
 
 
+def test_a_node_whose_base64_content_is_broken_is_shown_failing_not_a_crash(viewed: Viewed) -> None:
+    path = viewed.node(1)
+    node = json.loads(path.read_text(encoding="utf-8"))
+    node["content_encoding"], node["content"] = "base64", "not base64 at all!"
+    path.write_text(json.dumps(node), encoding="utf-8")
+    data = viewed.build()
+    assert data["failed_nodes"] == 1
+    assert "FAILED verification" in viewed.html()
+
+
+def test_the_view_holds_no_node_payload_until_its_script_is_written(viewed: Viewed) -> None:
+    """Every node's payload held at once made ``view`` of a folded 55 MB session hold 2.65
+    bytes per transcript byte: each is read from its file when its script is written."""
+    from contextfork.view.model import cold_nodes
+
+    nodes = cold_nodes(viewed.repo.path, viewed.session)
+    assert nodes
+    for n in nodes.values():
+        content = json.loads(n.path.read_text(encoding="utf-8"))["content"]
+        held = [v for v in vars(n).values() if isinstance(v, str | bytes)]
+        assert content not in held and n.content_b64 not in held
+        assert base64.b64decode(n.content_b64) == content.encode("utf-8")
+
+
 def test_packages_page_shows_validation_drift_handoff_and_patch(viewed: Viewed) -> None:
     html = viewed.html()
     assert "show the inspector" in html and 'class="badge ok">valid' in html
