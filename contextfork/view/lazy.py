@@ -51,4 +51,4 @@ def split_out(steps: list[StepView]) -> Iterator[tuple[str, bytes]]:
         if node is not None and node.src is None:  # shown only on "Reveal": always loaded then
             path = f"cold/step_{node.step_id:06d}.js"
             yield path, _script(path, node.content_b64)
-            node.src, node.content_b64 = path, ""
+            node.src = path

@@ -38,9 +38,31 @@ class ColdNode:
     payload_sha256: str
     verified: bool
     error: str | None
-    content_b64: str  # the stored payload bytes, as stored (tampered ones too)
+    path: Path  # the node file: its stored payload is read again when the page is written
     tokens: int
     src: str | None = None  # the per-node script holding ``content_b64`` when it left the page
+
+    @property
+    def content_b64(self) -> str:
+        """The stored payload bytes, as stored (tampered ones too), read when the page needs
+        them: held for every node at once they made ``view`` of a folded 55 MB session hold
+        2.65 bytes per transcript byte (issue 27). The browser re-checks them against
+        ``payload_sha256``, so a file changed since it was verified shows as a mismatch."""
+        try:
+            raw = json.loads(self.path.read_bytes())
+        except (ValueError, OSError):
+            return ""
+        return base64.b64encode(_payload(raw)).decode("ascii") if isinstance(raw, dict) else ""
+
+
+def _payload(raw: dict[str, Any]) -> bytes:
+    content = raw.get("content", "")
+    if raw.get("content_encoding") == "base64":
+        try:
+            return base64.b64decode(content)
+        except (ValueError, TypeError):
+            return b""
+    return str(content).encode("utf-8", "surrogatepass")
 
 
 @dataclass
@@ -157,11 +179,6 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
             read_node(layout, step_id)
         except ContextforkError as err:
             error = err.message
-        content = raw.get("content", "")
-        data = (
-            base64.b64decode(content) if raw.get("content_encoding") == "base64"
-            else str(content).encode("utf-8")
-        )  # fmt: skip
         source = raw.get("source") if isinstance(raw.get("source"), dict) else {}
         out[step_id] = ColdNode(
             step_id=step_id,
@@ -170,8 +187,8 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
             payload_sha256=str(raw.get("payload_sha256", "")),
             verified=error is None,
             error=error,
-            content_b64=base64.b64encode(data).decode("ascii"),
-            tokens=int(raw.get("token_count") or 0),
+            path=path,
+            tokens=count if type(count := raw.get("token_count")) is int else 0,
         )
     return out
 

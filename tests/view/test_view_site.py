@@ -58,6 +58,7 @@ def test_a_node_whose_base64_content_is_broken_is_shown_failing_not_a_crash(view
     path = viewed.node(1)
     node = json.loads(path.read_text(encoding="utf-8"))
     node["content_encoding"], node["content"] = "base64", "not base64 at all!"
+    node["token_count"] = "many"
     path.write_text(json.dumps(node), encoding="utf-8")
     data = viewed.build()
     assert data["failed_nodes"] == 1
