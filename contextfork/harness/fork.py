@@ -176,6 +176,8 @@ def fork_session(
 
     plan = build_fork(original, repo, orig_id, new_id, min_chars=min_chars,
                       decisions=load_decisions(repo, orig_id), units=units)
+    n_steps = len(original.steps)
+    del original  # the plan holds what is left to read: not both sessions at once (issue 27)
     size = sum(len(line.encode("utf-8")) for line in plan.lines)  # never the body whole twice
     # forced, a fork may stub nothing: it still leaves the lines before the compaction behind
     if (not plan.stubs and not force) or size >= before_size:
@@ -243,7 +245,7 @@ def fork_session(
         "brief_chars": added,
         "lines_left_out": plan.left_out,
         "summary_carried": shown is not None,
-        "steps": len(original.steps),
+        "steps": n_steps,
         "bytes_before": before_size,
         "bytes_after": size_after,
         "context_tokens_before": cb,
