@@ -71,6 +71,11 @@ def iter_lines(path: Path) -> Iterator[tuple[int, int, bytes | None, bool]]:
             yield lineno, offset, raw, complete
 
 
+class MalformedLine(ValueError):
+    """Raised by a reader's ``slim`` for a JSON object that is not one of its lines (a ``type``
+    or ``uuid`` that is not a string, say): counted and skipped like a line that is not JSON."""
+
+
 def _bad(stats: ReadStats, lineno: int, reason: str) -> None:
     stats.malformed += 1
     if stats.first_bad_line is None:
@@ -107,9 +112,12 @@ def read_records(
         if not isinstance(obj, dict):
             _bad(stats, lineno, "not a JSON object")
             continue
-        stats.records.append(
-            Record(lineno, offset, len(raw), line_digest(raw), slim(obj) if slim else obj)
-        )
+        try:
+            kept = slim(obj) if slim else obj
+        except MalformedLine as err:
+            _bad(stats, lineno, str(err))
+            continue
+        stats.records.append(Record(lineno, offset, len(raw), line_digest(raw), kept))
     return stats
 
 

@@ -57,7 +57,8 @@ def looks_like(obj: dict[str, Any]) -> bool:
     """Cheap format sniff used by ``detect``."""
     if "parentUuid" in obj and "uuid" in obj:
         return True
-    return obj.get("type") in {"file-history-snapshot", "queue-operation", "summary"} and (
+    kind = obj.get("type")
+    return type(kind) is str and kind in {"file-history-snapshot", "queue-operation", "summary"} and (
         "messageId" in obj or "leafUuid" in obj or "operation" in obj
     )
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextfork import livewalk
-from contextfork.transcript._jsonl import Record
+from contextfork.transcript._jsonl import MalformedLine, Record
 
 _GONE: dict[str, Any] = {}  # the skeleton of a line whose steps are built from its bytes
 
@@ -32,9 +32,18 @@ _REPEATED = ("type", "sessionId", "subtype")
 _LINKS = {"assistant": ("tool_use", "id"), "user": ("tool_result", "tool_use_id")}
 
 
+#: Keys the walk compares and hashes: a line where one is neither a string nor null is not a
+#: line Claude Code wrote (``MalformedLine``: counted and skipped, never a crash).
+_STRINGS = ("type", "uuid", "parentUuid")  # what ccline.check asks of the fast path too
+
+
 def skeleton(obj: dict[str, Any]) -> dict[str, Any]:
     """What the walk reads of one line (its readers only ``get``: a ``None`` or ``False`` is
-    left out, and five keys or fewer make a smaller dict)."""
+    left out, and five keys or fewer make a smaller dict). Raises ``MalformedLine``."""
+    for key in _STRINGS:
+        v = obj.get(key)
+        if v is not None and type(v) is not str:
+            raise MalformedLine(f"{key} is not a string")
     out = {k: v for k in _STRUCTURE if (v := obj.get(k)) is not None and v is not False}
     for k in _REPEATED:
         v = out.get(k)
@@ -44,6 +53,8 @@ def skeleton(obj: dict[str, Any]) -> dict[str, Any]:
     msg = obj.get("message")
     if kind in _LINKS and isinstance(msg, dict):
         block_type, id_key = _LINKS[kind]
+        if kind == "assistant" and msg.get("id") is not None and type(msg["id"]) is not str:
+            raise MalformedLine("message.id is not a string")
         keep: dict[str, Any] = {"id": msg["id"]} if kind == "assistant" and "id" in msg else {}
         content = msg.get("content")
         if isinstance(content, list):
@@ -76,7 +87,10 @@ class _Node:
     __slots__ = ("kind", "parent", "parent_uuid", "uuid")
 
     def __init__(self, obj: dict[str, Any]) -> None:
-        self.kind, self.uuid, self.parent_uuid = obj.get("type"), obj.get("uuid"), obj.get("parentUuid")
+        # strings or None (``skeleton`` refuses other lines; a line held in memory may not)
+        self.kind, self.uuid, self.parent_uuid = (
+            v if type(v) is str else None for v in (obj.get("type"), obj.get("uuid"), obj.get("parentUuid"))
+        )
         parent = self.parent_uuid or obj.get("logicalParentUuid")
         self.parent = parent if isinstance(parent, str) else None
 
@@ -108,7 +122,7 @@ def live_records(records: list[Record]) -> tuple[list[Record], int]:
     included = livewalk.live(
         _Nodes(main),
         boundary=lambda i: main[i].obj.get("subtype") == "compact_boundary",
-        message_id=lambda i: message_of(main[i].obj).get("id"),
+        message_id=lambda i: mid if type(mid := message_of(main[i].obj).get("id")) is str else None,
         calls=calls,
         results=lambda i: [str(b.get("tool_use_id")) for b in tool_results(main[i].obj)],
     )

@@ -26,6 +26,8 @@ def _line_format(obj: dict[str, Any]) -> Format | None:
     from contextfork.transcript import claude_code
 
     kind = obj.get("type")
+    if type(kind) is not str:  # a list or dict cannot be looked up (and names no format)
+        kind = None
     if kind in _CODEX_TYPES and "payload" in obj:
         return "codex"
     if claude_code.looks_like(obj):

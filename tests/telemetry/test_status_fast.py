@@ -16,6 +16,7 @@ from contextfork.telemetry import ccstatus
 from contextfork.telemetry.models import Policy
 from contextfork.telemetry.status import facts, telemetry_of
 from contextfork.transcript import load_session
+from tests.helpers import run_cli
 from tests.transcript import cc21
 from tests.transcript.builders import CC, dumps, text, tool_use, write_jsonl
 from tests.transcript.test_claude_code import build_session_file
@@ -242,8 +243,30 @@ def test_a_number_too_long_for_int_across_read_chunks_reports_the_same(
 )  # fmt: skip
 def test_an_unhashable_id_is_left_to_the_full_path(tmp_path: Path, line: bytes) -> None:
     path = build_session_file(tmp_path / "s.jsonl")
+    before = load_session(path).malformed_lines
     path.write_bytes(path.read_bytes().replace(b"\n", b"\n" + line + b"\n", 1))
     assert ccstatus.fast_facts(path) is None
+    assert load_session(path).malformed_lines == before + 1  # the full path skips it
+
+
+@pytest.mark.parametrize("change", [{"uuid": [1]}, {"uuid": {"x": 1}}, {"type": ["assistant"]},
+                                    {"parentUuid": [1]}])  # fmt: skip
+def test_a_live_response_s_sibling_with_an_unhashable_id_is_skipped_not_a_crash(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    """A second line of a live response (same ``message.id``) joins the live conversation:
+    with a list for its uuid the walk once hashed it (``status``, ``view``, ``render`` and
+    ``fold`` ended in an internal error)."""
+    path = build_session_file(tmp_path / "s.jsonl")
+    before = load_session(path).malformed_lines
+    lines = path.read_bytes().split(b"\n")
+    i = next(i for i, ln in enumerate(lines) if ln.startswith(b"{") and json.loads(ln).get("type") == "assistant")
+    sibling = {**json.loads(lines[i]), **change}
+    path.write_bytes(b"\n".join([*lines[: i + 1], json.dumps(sibling).encode(), *lines[i + 1 :]]))
+    assert load_session(path).malformed_lines == before + 1
+    res = run_cli("status", "--json", "--transcript", str(path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.json()["data"]["session"]["malformed_lines"] == before + 1
 
 
 def test_inline_sidechains_a_byte_order_mark_and_unrecorded_usage_go_to_the_full_path(

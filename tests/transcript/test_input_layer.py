@@ -62,6 +62,22 @@ def test_deeply_nested_line_is_skipped_and_counted(tmp_path: Path) -> None:
     assert len(session.steps) == len(load_session(tmp_path / "plain.jsonl").steps)
 
 
+@pytest.mark.parametrize("kind", [[1], {"x": 1}])
+def test_a_line_whose_type_is_a_list_or_object_is_skipped_first_or_later(
+    tmp_path: Path, kind: object
+) -> None:
+    """Format sniffing and the live walk looked such a ``type`` up in a set: a TypeError, an
+    internal error on every command that read the file."""
+    body = _body(tmp_path)
+    odd = json.dumps({"type": kind, "uuid": "u-odd", "parentUuid": None}).encode() + b"\n"
+    for name, data in (("first.jsonl", odd + body), ("later.jsonl", body + odd)):
+        path = tmp_path / name
+        path.write_bytes(data)
+        session = load_session(path)
+        assert session.format == "claude-code" and session.malformed_lines == 1
+        assert len(session.steps) == len(load_session(tmp_path / "plain.jsonl").steps)
+
+
 def test_deeply_nested_json_document_is_one_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_bytes(b'{"messages":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
