@@ -48,6 +48,7 @@ def fork_role(repo: Path, transcript: Path, role: str, *, budget: int | None = N
     from contextfork.checkpoint import fold_and_export
     from contextfork.slice import roles as R
     from contextfork.slice.build import slice_for
+    from contextfork.tokens import warm
     from contextfork.transcript import load_session
     from contextfork.transcript.locate import project_dir
 
@@ -55,13 +56,17 @@ def fork_role(repo: Path, transcript: Path, role: str, *, budget: int | None = N
     if R.resolve(role, slices) is None:  # before anything is folded or exported
         raise UsageError(f"unknown role {role!r}", hint="roles: " + ", ".join(R.role_names(slices)))
     transcript = transcript.expanduser()
-    # With its subagents, as ``fork`` does: the export's seed gets this same session back.
-    original = load_session(transcript)
+    # With its subagents, as ``fork`` does: the export's seed is taken from it. Our own, not
+    # shared: the fold lets its steps' blocks go (a 55 MB parent held 2.09 B/B; issue 27).
+    original = load_session(transcript, between=warm, shared=False)  # the fold counts tokens
     if original.format != "claude-code":
         raise UsageError(f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions")
     orig_id = original.session_id or transcript.stem
     before_sha, before_size = sha256_file(transcript)
-    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork", session=original)
+    branch = _branch(original)
+    info = fold_and_export(repo, transcript, orig_id, "claude-code", "fork", session=original,
+                           release=True)  # fmt: skip
+    del original  # the slice is read from the store
     out = slice_for(repo, transcript, role, agent_type=None, session=orig_id, budget=budget, task=task or "")
     if not out["text"]:
         raise UsageError(f"nothing verified to carry for the {out['role']} role from {transcript.name}",
@@ -71,7 +76,7 @@ def fork_role(repo: Path, transcript: Path, role: str, *, budget: int | None = N
              "needs of it (below). Read any step in full with `contextfork fold show STEP "
              f"--session {orig_id}`.\n\n")  # fmt: skip
     target = project_dir(repo) / f"{new_id}.jsonl"
-    atomic.write_text(target, _user_line(new_id, repo, intro + out["text"], _branch(original)))
+    atomic.write_text(target, _user_line(new_id, repo, intro + out["text"], branch))
     if sha256_file(transcript)[0] != before_sha:
         target.unlink(missing_ok=True)
         raise IntegrityError(f"{transcript} changed during the fork")
