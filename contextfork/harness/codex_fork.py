@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,56 +42,82 @@ def _output_of(obj: dict[str, Any]) -> str | None:
     return str(payload["output"])
 
 
+class _NothingStubbed(Exception):
+    """Ends the fork's write before its file appears: no output could be stubbed."""
+
+
+def _forked_lines(rollout: Path, new_id: str, orig_id: str, min_chars: int,
+                  step_of: dict[int, int], read_node: Any, stubs: list[dict[str, Any]]) -> Iterator[bytes]:  # fmt: skip
+    """The fork's lines, one at a time (the rollout is never held whole): each large output
+    whose exact line is in the verified node of its step is stubbed (appended to ``stubs``).
+    A line that is not UTF-8 JSON passes through byte for byte."""
+    node: tuple[int, str] | None = None  # the last step's verified content: a step's lines are adjacent
+    offset = 0
+    with open(rollout, "rb") as fh:
+        for raw in fh:
+            here, offset = offset, offset + len(raw)
+            try:
+                text = raw.decode("utf-8").rstrip("\n")
+                obj = json.loads(text)
+            except ValueError:  # not UTF-8 (UnicodeDecodeError is one) or not JSON
+                yield raw if raw.endswith(b"\n") else raw + b"\n"
+                continue
+            payload = obj.get("payload") if isinstance(obj, dict) else None
+            if isinstance(obj, dict) and obj.get("type") == "session_meta" and isinstance(payload, dict):
+                payload["id"] = new_id
+                payload["forked_from"] = orig_id
+            body = _output_of(obj) if isinstance(obj, dict) else None
+            cold_step = step_of.get(here)
+            if body is not None and cold_step is not None and len(body) >= min_chars \
+                    and not body.startswith(STUB_PREFIX):  # fmt: skip
+                if node is None or node[0] != cold_step:
+                    node = (cold_step, str(read_node(cold_step).get("content") or ""))
+                if text in node[1]:  # the exact line, inside the verified node of its step
+                    sha = sha256_text(body)
+                    assert isinstance(payload, dict)
+                    payload["output"] = stub_text(cold_step, body, sha, orig_id)
+                    stubs.append({"step": cold_step, "call_id": payload.get("call_id"),
+                                  "chars": len(body), "sha256": sha})  # fmt: skip
+            try:
+                yield (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (``\\ud800`` in the line) stays escaped
+                yield (json.dumps(obj, separators=(",", ":")) + "\n").encode("ascii")
+    if not stubs:
+        raise _NothingStubbed
+
+
 def fork_rollout(repo: Path, rollout: Path, *, min_chars: int) -> Result:
     from contextfork.cold.keyed import known_ids
     from contextfork.cold.layout import StoreLayout, check_session_id
     from contextfork.cold.store import read_node
     from contextfork.harness.briefs import fold_and_export
     from contextfork.harness.hooks.commands import offer
+    from contextfork.tokens import warm
     from contextfork.transcript import load_session
 
-    original = load_session(rollout, include_subagents=False)
+    # Our own parse, not shared: the fold lets its steps' blocks go (issue 27); what the fork
+    # reads of them (each step's calls) is taken first.
+    original = load_session(rollout, between=warm, shared=False)  # the fold counts tokens
     orig_id = original.session_id or rollout.stem
     before_sha, before_size = sha256_file(rollout)
-    info = fold_and_export(repo, rollout, orig_id, "codex", "fork", session=original)
+    calls = [len(s.tool_calls) for s in original.steps]
+    info = fold_and_export(repo, rollout, orig_id, "codex", "fork", session=original, release=True)
     store = StoreLayout(layout.cold_root(repo), check_session_id(orig_id))
     cold_ids = known_ids(store, original.steps)
     step_of: dict[int, int] = {}  # line offset -> cold step id
     for step in original.steps:
         for r in step.raw:
             step_of[r.offset] = cold_ids.get(step.index, step.index)
+    del original  # the fork is written from the file and the store
     new_id = str(uuid.uuid4())
-    out: list[str] = []
     stubs: list[dict[str, Any]] = []
-    nodes: dict[int, str] = {}
-    offset = 0
-    for raw in rollout.read_bytes().splitlines(keepends=True):
-        line = raw.decode("utf-8")
-        here, offset = offset, offset + len(raw)
-        text = line.rstrip("\n")
-        try:
-            obj = json.loads(text)
-        except ValueError:
-            out.append(line if line.endswith("\n") else line + "\n")
-            continue
-        payload = obj.get("payload") if isinstance(obj, dict) else None
-        if obj.get("type") == "session_meta" and isinstance(payload, dict):
-            payload["id"] = new_id
-            payload["forked_from"] = orig_id
-        body = _output_of(obj)
-        cold_step = step_of.get(here)
-        if body is not None and cold_step is not None and len(body) >= min_chars \
-                and not body.startswith(STUB_PREFIX):  # fmt: skip
-            if cold_step not in nodes:
-                nodes[cold_step] = str(read_node(store, cold_step).get("content") or "")
-            if text in nodes[cold_step]:  # the exact line, inside the verified node of its step
-                sha = sha256_text(body)
-                assert isinstance(payload, dict)
-                payload["output"] = stub_text(cold_step, body, sha, orig_id)
-                stubs.append({"step": cold_step, "call_id": payload.get("call_id"),
-                              "chars": len(body), "sha256": sha})  # fmt: skip
-        out.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-    if not stubs:
+    now = datetime.now(UTC)
+    target = _sessions_dir() / now.strftime("%Y/%m/%d") / (
+        f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl")  # fmt: skip
+    try:
+        atomic.write_chunks(target, _forked_lines(rollout, new_id, orig_id, min_chars, step_of,
+                                                  lambda sid: read_node(store, sid), stubs))  # fmt: skip
+    except _NothingStubbed:
         return Result("fork", data={"original": str(rollout), "original_session_id": orig_id,
                                     "fork": None, "session_id": None,
                                     "package_id": info["package_id"], "stubbed": 0,
@@ -98,13 +125,9 @@ def fork_rollout(repo: Path, rollout: Path, *, min_chars: int) -> Result:
                                                        "chars could be verified in the cold store"},
                       text=f"Nothing to save: no command output of at least {min_chars:,} chars "
                            f"to fold out. No fork written; keep using session {orig_id}.")  # fmt: skip
-    now = datetime.now(UTC)
-    target = _sessions_dir() / now.strftime("%Y/%m/%d") / (
-        f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl")  # fmt: skip
-    atomic.write_text(target, "".join(out))
     forked = load_session(target, include_subagents=False)
     problems: list[Problem] = []
-    same = [len(s.tool_calls) for s in original.steps] == [len(s.tool_calls) for s in forked.steps]
+    same = calls == [len(s.tool_calls) for s in forked.steps]
     if forked.session_id != new_id or not same:
         problems.append(Problem("error", "fork_readback", "the fork does not read back as the "
                                 "same conversation"))  # fmt: skip

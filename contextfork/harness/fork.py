@@ -128,16 +128,17 @@ def fork_session(
     from contextfork.telemetry.accounting import context_tokens
     from contextfork.tokens import warm
     from contextfork.transcript import load_session
+    from contextfork.transcript.detect import detect_format
     from contextfork.transcript.locate import project_dir
 
     transcript = transcript.expanduser()
-    # With its subagents (the export's seed reads them); our own, not shared: the fold lets its
-    # steps' blocks go (issue 27), so whatever fork reads of them is taken before the fold.
-    original = load_session(transcript, between=warm, shared=False)  # the fold counts tokens
-    if original.format == "codex":
+    if detect_format(transcript) == "codex":  # before a parse: the rollout's fork makes its own
         from contextfork.harness.codex_fork import fork_rollout
 
         return fork_rollout(repo, transcript, min_chars=min_chars)
+    # With its subagents (the export's seed reads them); our own, not shared: the fold lets its
+    # steps' blocks go (issue 27), so whatever fork reads of them is taken before the fold.
+    original = load_session(transcript, between=warm, shared=False)  # the fold counts tokens
     if original.format != "claude-code":
         raise UsageError(
             f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions "

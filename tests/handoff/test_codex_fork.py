@@ -54,3 +54,33 @@ def test_fork_of_a_codex_rollout_stubs_verified_outputs_and_keeps_the_original(
     assert m
     shown = cli("fold", "show", m.group(1), "--session", "cx9", cwd=repo.path)  # what it promises
     assert shown.returncode == 0 and "retry=299" in shown.stdout
+
+
+def test_fork_of_a_codex_rollout_parses_it_once_and_streams_the_fork(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rollout was parsed by ``fork`` (to learn its format), again by the Codex fork while
+    the first parse was still held, and read whole once more to write the fork: a 55 MB rollout
+    peaked at 6.6 bytes of RSS per transcript byte (2.8 now)."""
+    import contextfork.transcript.codex as codex
+    from contextfork.harness.fork import fork_session
+
+    rollout = write_jsonl(tmp_path / "src" / "rollout-2026-12-01T12-00-00-cx8.jsonl", [
+        _cx(0, "session_meta", {"id": "cx8", "cwd": str(repo.path)}),
+        _cx(1, "response_item", {"type": "message", "role": "user",
+                                 "content": [{"type": "input_text", "text": "grep the logs"}]}),
+        _cx(2, "response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
+                                 "arguments": json.dumps({"cmd": "grep -rn timeout logs"})}),
+        _cx(3, "response_item", {"type": "function_call_output", "call_id": "c1", "output": BIG}),
+    ])  # fmt: skip
+    with rollout.open("ab") as fh:
+        fh.write(b'{"type":"event_msg","payload":{"type":"note","text":"\xff not utf-8"}}\n')
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    loads: list[Path] = []
+    real = codex.load
+    monkeypatch.setattr(codex, "load", lambda p, *a, **k: loads.append(Path(p)) or real(p, *a, **k))
+    res = fork_session(repo.path, rollout)
+    assert res.data["stubbed"] == 1, res.data
+    fork = Path(res.data["fork"])
+    assert loads == [rollout, fork]  # the original once, then the fork's read-back
+    assert fork.read_bytes().endswith(b'"\xff not utf-8"}}\n')  # passed through byte for byte
