@@ -23,17 +23,18 @@ LEAF = frozenset({"user", "assistant", "system"})
 
 
 class Node(Protocol):
-    """A line's structure: ``kind`` (its ``type``), ``uuid``, ``parent`` (``parentUuid``, else
-    ``logicalParentUuid``, when a string, else None) and ``parent_uuid`` (as written)."""
+    """A line's structure, each a string or None: ``kind`` (its ``type``), ``uuid``,
+    ``parent_uuid`` (``parentUuid``) and ``parent`` (``parentUuid``, else ``logicalParentUuid``).
+    A value of another type never reaches the walk: it would be looked up in a set."""
 
     @property
-    def kind(self) -> Any: ...
+    def kind(self) -> str | None: ...
     @property
-    def uuid(self) -> Any: ...
+    def uuid(self) -> str | None: ...
     @property
     def parent(self) -> str | None: ...
     @property
-    def parent_uuid(self) -> Any: ...
+    def parent_uuid(self) -> str | None: ...
 
 
 class Nodes(Protocol):
