@@ -52,6 +52,7 @@ class ReadStats:
     first_bad_reason: str | None = None
     partial_tail: bool = False
     lines: int = 0
+    usable: int = 0  # records parsed (``records`` holds them when read whole)
     records: list[Record] = field(default_factory=list)
 
 
@@ -93,6 +94,15 @@ def read_records(
     text is kept: a record is a span of the file (``reread`` gives its bytes back, verified).
     """
     stats = ReadStats()
+    stats.records = list(each_record(path, stats, slim))
+    return stats
+
+
+def each_record(
+    path: Path, stats: ReadStats, slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> Iterator[Record]:
+    """``read_records`` one record at a time, for an adapter that builds its steps as it reads
+    (the parsed lines are not all held at once); ``stats`` counts as it goes (``usable``)."""
     for lineno, offset, raw, complete in iter_lines(path):
         stats.lines = lineno
         if raw is None:
@@ -117,8 +127,8 @@ def read_records(
         except MalformedLine as err:
             _bad(stats, lineno, str(err))
             continue
-        stats.records.append(Record(lineno, offset, len(raw), line_digest(raw), kept))
-    return stats
+        stats.usable += 1
+        yield Record(lineno, offset, len(raw), line_digest(raw), kept)
 
 
 def reread(source: SourceFile, records: Iterable[Record]) -> Iterator[tuple[Record, bytes]]:
@@ -131,7 +141,7 @@ def reread(source: SourceFile, records: Iterable[Record]) -> Iterator[tuple[Reco
 
 def require_records(path: Path, stats: ReadStats, what: str) -> None:
     """A file with no usable line at all is one clear error naming the first bad line."""
-    if stats.records:
+    if stats.usable:
         return
     if stats.first_bad_line is not None:
         raise UsageError(
