@@ -21,17 +21,24 @@ def _cx(ts: int, kind: str, payload: dict[str, object]) -> dict[str, object]:
     return {"timestamp": f"2026-12-01T12:00:{ts:02d}.000Z", "type": kind, "payload": payload}
 
 
-def test_fork_of_a_codex_rollout_stubs_verified_outputs_and_keeps_the_original(
-    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    home = tmp_path / "codex-home"
-    rollout = write_jsonl(tmp_path / "src" / "rollout-2026-12-01T12-00-00-cx9.jsonl", [
-        _cx(0, "session_meta", {"id": "cx9", "cwd": str(repo.path)}),
+def _rollout(tmp_path: Path, sid: str, cwd: Path, more: list[dict[str, object]]) -> Path:
+    """A rollout whose one call printed ``BIG``, then ``more``."""
+    return write_jsonl(tmp_path / "src" / f"rollout-2026-12-01T12-00-00-{sid}.jsonl", [
+        _cx(0, "session_meta", {"id": sid, "cwd": str(cwd)}),
         _cx(1, "response_item", {"type": "message", "role": "user",
                                  "content": [{"type": "input_text", "text": "grep the logs"}]}),
         _cx(2, "response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
                                  "arguments": json.dumps({"cmd": "grep -rn timeout logs"})}),
         _cx(3, "response_item", {"type": "function_call_output", "call_id": "c1", "output": BIG}),
+        *more,
+    ])  # fmt: skip
+
+
+def test_fork_of_a_codex_rollout_stubs_verified_outputs_and_keeps_the_original(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "codex-home"
+    rollout = _rollout(tmp_path, "cx9", repo.path, [
         _cx(4, "response_item", {"type": "message", "role": "assistant",
                                  "content": [{"type": "output_text", "text": "300 timeouts."}]}),
     ])  # fmt: skip
@@ -65,14 +72,7 @@ def test_fork_of_a_codex_rollout_parses_it_once_and_streams_the_fork(
     import contextfork.transcript.codex as codex
     from contextfork.harness.fork import fork_session
 
-    rollout = write_jsonl(tmp_path / "src" / "rollout-2026-12-01T12-00-00-cx8.jsonl", [
-        _cx(0, "session_meta", {"id": "cx8", "cwd": str(repo.path)}),
-        _cx(1, "response_item", {"type": "message", "role": "user",
-                                 "content": [{"type": "input_text", "text": "grep the logs"}]}),
-        _cx(2, "response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
-                                 "arguments": json.dumps({"cmd": "grep -rn timeout logs"})}),
-        _cx(3, "response_item", {"type": "function_call_output", "call_id": "c1", "output": BIG}),
-    ])  # fmt: skip
+    rollout = _rollout(tmp_path, "cx8", repo.path, [])
     with rollout.open("ab") as fh:
         fh.write(b'{"type":"event_msg","payload":{"type":"note","text":"\xff not utf-8"}}\n')
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))

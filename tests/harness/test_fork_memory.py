@@ -52,6 +52,21 @@ def _session(path: Path, steps: int, result_lines: int, session_id: str) -> Path
     return write_jsonl(path, recs)
 
 
+def _measured(script: str, repo: Repo, tmp_path: Path) -> tuple[int, list[int]]:
+    """(the big transcript's size, the numbers ``script`` prints) for a fork of a 0.43 MB
+    session into ``repo``, in a fresh interpreter warmed by a fork of a small one."""
+    big = _session(tmp_path / "big.jsonl", 8, 800, "11111111-2222-4333-8444-555555555555")
+    small = _session(tmp_path / "small.jsonl", 2, 200, "11111111-2222-4333-8444-666666666666")
+    warm = make_repo(tmp_path / "warm")
+    env = {"PYTHONPATH": str(ROOT), "HOME": str(Path.home()), "PATH": os.environ.get("PATH", ""),
+           "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", script, str(big), str(small), str(warm.path),
+                          str(repo.path)], capture_output=True, text=True, cwd=ROOT, check=False,
+                         env=env)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    return big.stat().st_size, [int(x) for x in out.stdout.split()]
+
+
 def test_fork_lets_the_blocks_go_as_it_folds_and_peaks_under_three_and_a_half_times_the_file(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -59,17 +74,8 @@ def test_fork_lets_the_blocks_go_as_it_folds_and_peaks_under_three_and_a_half_ti
     holds 0.21 times the file (0.64 while it kept every block to the end), and its heap peaks at
     2.7 times, most of it fixed costs (4.3 with a new megabyte chunk per read of the
     transcript's hash, two at once)."""
-    big = _session(tmp_path / "big.jsonl", 8, 800, "11111111-2222-4333-8444-555555555555")
-    small = _session(tmp_path / "small.jsonl", 2, 200, "11111111-2222-4333-8444-666666666666")
-    warm = make_repo(tmp_path / "warm")
-    size = big.stat().st_size
-    env = {"PYTHONPATH": str(ROOT), "HOME": str(Path.home()), "PATH": os.environ.get("PATH", ""),
-           "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", _MEASURE, str(big), str(small), str(warm.path),
-                          str(repo.path)], capture_output=True, text=True, cwd=ROOT, check=False,
-                         env=env)  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
-    held, peak = (int(x) for x in out.stdout.split()[-2:])
+    size, out = _measured(_MEASURE, repo, tmp_path)
+    held, peak = out[-2:]
     assert held < 0.4 * size, f"held {held:,} B after the fold, for a {size:,} B transcript"
     assert peak < 3.5 * size, f"peak {peak:,} B for a {size:,} B transcript"
 
@@ -101,15 +107,6 @@ def test_fork_role_lets_the_parent_go_before_it_cuts_the_slice(repo: Repo, tmp_p
     """``fork --role`` folds the parent with ``release`` and drops it: the slice is read from
     the store. Held when the slice is cut: 0.13 times the file (0.67 while it kept the parent;
     a 55 MB parent peaked at 2.09 bytes of RSS per transcript byte, 1.99 now)."""
-    big = _session(tmp_path / "big.jsonl", 8, 800, "11111111-2222-4333-8444-555555555555")
-    small = _session(tmp_path / "small.jsonl", 2, 200, "11111111-2222-4333-8444-666666666666")
-    warm = make_repo(tmp_path / "warm")
-    size = big.stat().st_size
-    env = {"PYTHONPATH": str(ROOT), "HOME": str(Path.home()), "PATH": os.environ.get("PATH", ""),
-           "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", _MEASURE_ROLE, str(big), str(small), str(warm.path),
-                          str(repo.path)], capture_output=True, text=True, cwd=ROOT, check=False,
-                         env=env)  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
-    held = int(out.stdout.split()[-1])
+    size, out = _measured(_MEASURE_ROLE, repo, tmp_path)
+    held = out[-1]
     assert held < 0.4 * size, f"held {held:,} B when the slice was cut, for a {size:,} B transcript"
