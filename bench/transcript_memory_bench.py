@@ -1,6 +1,7 @@
 """Peak memory and wall time of the whole-session commands on a large transcript (prints figures).
 
     python bench/transcript_memory_bench.py [--copies 20] [--only status,view,...] [--tree DIR]
+    python bench/transcript_memory_bench.py --codex    (a generated 55 MB Codex rollout)
 
 Builds one long Claude Code session by chaining ``--copies`` copies of the recorded
 ``258c7280…`` transcript (../shared/data/transcripts/claude-code), each with fresh uuids,
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +69,47 @@ def build(out: Path, copies: int) -> int:
     return out.stat().st_size
 
 
+def build_codex(out: Path, target: int = 55_000_000) -> int:
+    """A Codex rollout of ``target`` bytes written as Codex writes one: per turn a user message,
+    an ``exec_command`` call, its ~17 KB output (230 lines of varied words), the answer and a
+    ``token_count`` event (seeded: the same file on every run). Returns its size."""
+    import random
+
+    rnd = random.Random(3)
+    words = ["billing", "gateway", "timeout", "retry", "module", "config", "server", "client",
+             "request", "response", "error", "warning", "info", "debug", "cache", "token",
+             "session", "fold", "store", "index", "node", "step"]  # fmt: skip
+    with open(out, "w", encoding="utf-8") as fh:
+        def w(t: int, kind: str, payload: Mapping[str, object]) -> None:
+            fh.write(json.dumps({"timestamp": f"2026-12-01T12:{t // 60 % 60:02d}:{t % 60:02d}.000Z",
+                                 "type": kind, "payload": payload}, separators=(",", ":")) + "\n")  # fmt: skip
+
+        w(0, "session_meta", {"id": "cxbig", "cwd": str(out.parent)})
+        t = i = 0
+        while fh.tell() < target:
+            i += 1
+            ctx = min(20_000 + 60 * i, 250_000)
+            body = "\n".join(f"{i}:{j}: " + " ".join(rnd.choice(words) for _ in range(8))
+                             + f" code={rnd.randint(0, 99999)}" for j in range(230))  # fmt: skip
+            for kind, payload in (
+                ("response_item", {"type": "message", "role": "user",
+                                   "content": [{"type": "input_text", "text": f"look at part {i}"}]}),
+                ("response_item", {"type": "function_call", "name": "exec_command", "call_id": f"c{i}",
+                                   "arguments": json.dumps({"cmd": f"cat logs/part{i}.log"})}),
+                ("response_item", {"type": "function_call_output", "call_id": f"c{i}", "output": body}),
+                ("response_item", {"type": "message", "role": "assistant", "content": [
+                    {"type": "output_text", "text": f"part {i} read; {rnd.randint(0, 999)} warnings"}]}),
+                ("event_msg", {"type": "token_count", "model_context_window": 272_000, "info": {
+                    "total_token_usage": {"input_tokens": ctx * i, "cached_input_tokens": ctx * i // 2,
+                                          "output_tokens": 40 * i},
+                    "last_token_usage": {"input_tokens": ctx, "cached_input_tokens": ctx - 3000,
+                                         "output_tokens": 40}}}),
+            ):  # fmt: skip
+                t += 1
+                w(t, kind, payload)
+    return out.stat().st_size
+
+
 def peak(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int, str]:
     """(peak RSS in MB, wall s, CPU s, exit code, stderr tail) of one command under time -v."""
     t = time.perf_counter()
@@ -87,20 +130,26 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None, help="build the transcript here / reuse it")
     ap.add_argument("--cold-cache", action="store_true", help="no tokenizer cache before each command")
     ap.add_argument("--tree", type=Path, default=ROOT, help="run the commands from this checkout (A/B)")
+    ap.add_argument("--codex", action="store_true", help="a generated 55 MB Codex rollout instead")
     args = ap.parse_args()
     if not SOURCE.is_file():
         print(f"skipped: {SOURCE} is absent")
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="cf-tmem-"))
-    transcript = args.keep or tmp / f"{SOURCE.stem}.jsonl"
-    size = transcript.stat().st_size if transcript.is_file() else build(transcript, args.copies)
+    if args.codex:  # named as Codex names its rollouts: ``fork`` writes a Codex fork of it
+        transcript = args.keep or tmp / "rollout-2026-12-01T12-00-00-cxbig.jsonl"
+        size = transcript.stat().st_size if transcript.is_file() else build_codex(transcript)
+    else:
+        transcript = args.keep or tmp / f"{SOURCE.stem}.jsonl"
+        size = transcript.stat().st_size if transcript.is_file() else build(transcript, args.copies)
     print(f"transcript: {transcript} ({size / 1e6:.1f} MB, {args.copies} chained copies); "
           f"tree {args.tree}; load average {os.getloadavg()[0]:.1f}", flush=True)
     repo = tmp / "repo"
     repo.mkdir()
     for cmd in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
         subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@x", *cmd], cwd=repo, check=True)
-    env = {**os.environ, "HOME": str(tmp / "home"), "PYTHONPATH": str(args.tree.resolve())}
+    env = {**os.environ, "HOME": str(tmp / "home"), "PYTHONPATH": str(args.tree.resolve()),
+           "CODEX_HOME": str(tmp / "codex-home"), "CLAUDE_CONFIG_DIR": str(tmp / "claude")}
     base = [sys.executable, "-m", "contextfork"]
     warm = [sys.executable, "-c", "from contextfork.tokens import count_tokens; count_tokens('x')"]
     for name in args.only.split(","):
