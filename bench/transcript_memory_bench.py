@@ -142,7 +142,8 @@ def main() -> int:
     else:
         transcript = args.keep or tmp / f"{SOURCE.stem}.jsonl"
         size = transcript.stat().st_size if transcript.is_file() else build(transcript, args.copies)
-    print(f"transcript: {transcript} ({size / 1e6:.1f} MB, {args.copies} chained copies); "
+    what = "a generated Codex rollout" if args.codex else f"{args.copies} chained copies"
+    print(f"transcript: {transcript} ({size / 1e6:.1f} MB, {what}); "
           f"tree {args.tree}; load average {os.getloadavg()[0]:.1f}", flush=True)
     repo = tmp / "repo"
     repo.mkdir()
