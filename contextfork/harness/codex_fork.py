@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,8 @@ class _NothingStubbed(Exception):
 
 
 def _forked_lines(rollout: Path, new_id: str, orig_id: str, min_chars: int,
-                  step_of: dict[int, int], read_node: Any, stubs: list[dict[str, Any]]) -> Iterator[bytes]:  # fmt: skip
+                  step_of: dict[int, int], read_node: Callable[[int], dict[str, Any]],
+                  stubs: list[dict[str, Any]]) -> Iterator[bytes]:  # fmt: skip
     """The fork's lines, one at a time (the rollout is never held whole): each large output
     whose exact line is in the verified node of its step is stubbed (appended to ``stubs``).
     A line that is not UTF-8 JSON passes through byte for byte."""

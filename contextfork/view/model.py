@@ -52,17 +52,13 @@ class ColdNode:
             raw = json.loads(self.path.read_bytes())
         except (ValueError, OSError):
             return ""
-        return base64.b64encode(_payload(raw)).decode("ascii") if isinstance(raw, dict) else ""
+        from contextfork.cold.node import payload_bytes_of
 
-
-def _payload(raw: dict[str, Any]) -> bytes:
-    content = raw.get("content", "")
-    if raw.get("content_encoding") == "base64":
         try:
-            return base64.b64decode(content)
-        except (ValueError, TypeError):
-            return b""
-    return str(content).encode("utf-8", "surrogatepass")
+            data = payload_bytes_of(raw) if isinstance(raw, dict) else b""
+        except (KeyError, ValueError, UnicodeError):  # damaged: nothing to show, it fails the check
+            data = b""
+        return base64.b64encode(data).decode("ascii")
 
 
 @dataclass
