@@ -132,9 +132,7 @@ class StepBuilder:
             self._park(raw, ts, results)
             return
         self._attach(owner, raw, ts)
-        for result in results:
-            share_fields_set(result, self.fields_sets)
-            owner.blocks.append(result)
+        self._add_blocks(owner, results)
         self.closed = True
 
     def usage(self, usage: Usage) -> bool:
