@@ -72,7 +72,7 @@ def session_facts(path: Path) -> Facts:
         return found
     from contextfork.transcript import load_session  # lazy: the full path (pydantic)
 
-    return facts(load_session(path))
+    return facts(load_session(path, outputs_in_file=True))
 
 
 def find_transcript(transcript: Path | None, root: Path | None, cwd: Path) -> Path | None:

@@ -109,7 +109,7 @@ def fold_session(
     # Only the session's own steps are folded: its subagents' files are not read.
     path = Path(transcript)
     sess = loaded or load_session(require_regular(path, "transcript"), include_subagents=False,
-                                  between=warm, shared=False)  # fmt: skip
+                                  between=warm, shared=False, outputs_in_file=True)  # fmt: skip
     phash = policy_sha256(load_policy(layout))
     total = len(sess.steps)
     done = 0
@@ -122,7 +122,8 @@ def fold_session(
     def build(step: Step, step_id: int, is_open: bool) -> dict[str, Any]:
         if step.index in emptied:
             if not fresh:
-                again = load_session(path, include_subagents=False, shared=False)
+                again = load_session(path, include_subagents=False, shared=False,
+                                     outputs_in_file=True)  # fmt: skip
                 fresh.update((s.index, s) for s in again.steps)
             step = fresh[step.index]
         node = _build(step, step_id, is_open)

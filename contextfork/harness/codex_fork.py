@@ -98,7 +98,8 @@ def fork_rollout(repo: Path, rollout: Path, *, min_chars: int) -> Result:
 
     # Our own parse, not shared: the fold lets its steps' blocks go (issue 27); what the fork
     # reads of them (each step's calls) is taken first.
-    original = load_session(rollout, between=warm, shared=False)  # the fold counts tokens
+    original = load_session(rollout, between=warm, shared=False,  # the fold counts tokens
+                            outputs_in_file=True)  # fmt: skip
     orig_id = original.session_id or rollout.stem
     before_sha, before_size = sha256_file(rollout)
     calls = [len(s.tool_calls) for s in original.steps]

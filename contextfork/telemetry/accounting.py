@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -107,8 +107,7 @@ def harness_overhead(session: Session, count: Callable[[str], int] | None = None
     if first is None or first.usage is None:
         return None
     counter = count or _counter()[0]
-    texts = category_texts(session, [s for s in session.steps if s.index <= first.index])
-    seen = sum(counter(t) for c in CATEGORIES for t in texts[c])
+    seen = sum(measure(session, [s for s in session.steps if s.index <= first.index], counter).values())
     return max(0, first.usage.context_tokens - seen)
 
 
@@ -120,26 +119,32 @@ def recorded_step(steps: list[Step]) -> Step | None:
     return None
 
 
-def category_texts(session: Session, steps: list[Step]) -> dict[str, list[str]]:
+def category_texts(session: Session, steps: list[Step]) -> Iterator[tuple[str, str]]:
+    """Each text of ``steps`` with its category, one at a time: a tool output may be read back
+    from the transcript (``ToolResult.in_file``), and holding them all was the whole file."""
     # lazy: hot path (``status``'s fast pass uses this module without the pydantic model)
     from contextfork.transcript.model import TextBlock, ThinkingBlock, ToolCall, ToolResult
 
-    out: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     if session.system_prompt:
-        out["system_prompt"].append(session.system_prompt)
+        yield "system_prompt", session.system_prompt
     for step in steps:
         for b in step.blocks:
             if isinstance(b, TextBlock):
                 key = {"system": "system_prompt", "user": "user_history"}.get(b.role)
-                out[key or "assistant_history"].append(b.text)
+                yield key or "assistant_history", b.text
             elif isinstance(b, ThinkingBlock):
-                out["assistant_history"].append(b.text)
+                yield "assistant_history", b.text
             elif isinstance(b, ToolCall):
-                out["assistant_history"].append(
-                    b.name + json.dumps(b.input, ensure_ascii=False, default=str)
-                )
+                yield "assistant_history", b.name + json.dumps(b.input, ensure_ascii=False, default=str)
             elif isinstance(b, ToolResult):
-                out["tool_outputs"].append(b.content)
+                yield "tool_outputs", b.content
+
+
+def measure(session: Session, steps: list[Step], size: Callable[[str], int]) -> dict[str, int]:
+    """``size`` of every text of ``steps``, summed by category."""
+    out = dict.fromkeys(CATEGORIES, 0)
+    for category, text in category_texts(session, steps):
+        out[category] += size(text)
     return out
 
 
@@ -160,7 +165,6 @@ def _counter() -> tuple[Callable[[str], int], str]:
 def account(session: Session) -> Accounting:
     """The one definition of a session's context tokens (see ``Accounting``)."""
     steps = active_steps(session)
-    texts = category_texts(session, steps)
     copied = inherited_steps(session)
     # A folded fork changed the window, so the usage it copied no longer describes it; a
     # verbatim copy (Claude Code's --fork-session) holds the same window and keeps it.
@@ -168,19 +172,19 @@ def account(session: Session) -> Accounting:
     rec = recorded_step(own)
     if rec is not None and rec.usage is not None:
         total = rec.usage.context_tokens
-        est = {c: sum(_estimate(t) for t in texts[c]) for c in CATEGORIES}
+        est = measure(session, steps, _estimate)
         return Accounting(
             total=total, source="recorded", breakdown=scale_to(est, total),
             breakdown_method="chars-scaled-to-recorded", scaled_to_recorded=True,
             last_output_tokens=rec.usage.output_tokens, active_steps=steps,
             inherited_steps=copied, includes_harness_overhead=True,
         )
-    if not any(texts.values()):
+    if next(category_texts(session, steps), None) is None:  # no text at all: nothing to count
         return Accounting(
             None, "none", dict.fromkeys(CATEGORIES, 0), "none", False, None, steps, copied
         )
     count, how = _counter()
-    counted = {c: sum(count(t) for t in texts[c]) for c in CATEGORIES}
+    counted = measure(session, steps, count)
     overhead = harness_overhead(session, count)
     if overhead is not None:  # the next call pays it too: the figure must include it
         counted["system_prompt"] += overhead

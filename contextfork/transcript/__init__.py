@@ -27,7 +27,7 @@ _LOADED: weakref.WeakValueDictionary[tuple[Any, ...], Session] = weakref.WeakVal
 
 def load_session(
     path: str | Path, *, include_subagents: bool = True, between: Callable[[], None] | None = None,
-    shared: bool = True,
+    shared: bool = True, outputs_in_file: bool = False,
 ) -> Session:
     """Read any supported transcript (format detected) into a ``Session``.
 
@@ -44,27 +44,33 @@ def load_session(
 
     ``shared=False``: a session of the caller's own, neither taken from nor offered to the
     others this process holds (``fold session`` empties each step's blocks once it is folded).
+
+    ``outputs_in_file``: a whole-session command's choice. Long tool outputs (Codex rollouts)
+    stay in the file and are read back, verified, on each use of their ``content``: most of a
+    rollout's bytes are outputs, and holding them all at once was 1 byte per byte (issue 27).
     """
     p = Path(path)
-    key = _identity(p, include_subagents) if shared else None
+    key = _identity(p, include_subagents, outputs_in_file) if shared else None
     held = _LOADED.get(key) if key is not None else None
     if held is not None:
         if between is not None:
             between()
         return held
     with _paused_gc():
-        session = _load(p, include_subagents=include_subagents, between=between)
+        session = _load(p, include_subagents=include_subagents, between=between,
+                        outputs_in_file=outputs_in_file)
     if key is not None:
         _LOADED[key] = session
     return session
 
 
-def _identity(p: Path, include_subagents: bool) -> tuple[Any, ...] | None:
+def _identity(p: Path, include_subagents: bool, in_file: bool) -> tuple[Any, ...] | None:
     """What names this file's content as read: device, inode, size and mtime (and, with
     subagents, those of their files); None when it cannot be stat'ed (the load says why)."""
     try:
         st = os.stat(p)
-        key: tuple[Any, ...] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, include_subagents)
+        key: tuple[Any, ...] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, include_subagents,
+                                 in_file)
         folder = p.with_suffix("") / "subagents"
         if include_subagents and folder.is_dir():
             subs = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns)
@@ -89,7 +95,9 @@ def _paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _load(p: Path, *, include_subagents: bool, between: Callable[[], None] | None) -> Session:
+def _load(
+    p: Path, *, include_subagents: bool, between: Callable[[], None] | None, outputs_in_file: bool
+) -> Session:
     from contextfork.transcript.detect import detect_format
 
     fmt = detect_format(p)
@@ -97,17 +105,17 @@ def _load(p: Path, *, include_subagents: bool, between: Callable[[], None] | Non
         from contextfork.transcript.claude_code import load as load_claude_code
 
         return load_claude_code(p, include_subagents=include_subagents, between=between)
-    session = _other(p, fmt)
+    session = _other(p, fmt, outputs_in_file)
     if between is not None:
         between()
     return session
 
 
-def _other(p: Path, fmt: str) -> Session:
+def _other(p: Path, fmt: str, outputs_in_file: bool) -> Session:
     if fmt == "codex":
         from contextfork.transcript.codex import load as load_codex
 
-        return load_codex(p)
+        return load_codex(p, in_file=outputs_in_file)
     if fmt == "pi":
         from contextfork.transcript.pi import load as load_pi
 

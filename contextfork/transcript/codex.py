@@ -64,6 +64,16 @@ def _output_text(output: Any) -> tuple[str, bool | None]:
     return text, None
 
 
+#: Outputs at least this long stay in the rollout when the caller asks (``load``'s ``in_file``).
+IN_FILE_CHARS = 1024
+
+
+def _output_of(data: bytes) -> str:
+    """An output's text read back from its line's bytes (``ToolResult.in_file``)."""
+    payload = json.loads(data).get("payload")
+    return _output_text(payload.get("output") if isinstance(payload, dict) else None)[0]
+
+
 def _exit_code(text: str) -> int | None:
     for rx in _EXIT_RES:
         m = rx.search(text[:400])
@@ -125,6 +135,7 @@ class _Rollout:
     branch: str | None = None
     exit_codes: dict[str, int] = field(default_factory=dict)
     last_total: Any = None
+    in_file: bool = False
 
 
 def _str(value: Any, default: str | None) -> str | None:
@@ -179,7 +190,11 @@ def _tool_output(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
     text, ok = _output_text(p.get("output"))
     code = r.exit_codes.get(call_id, _exit_code(text))
     is_error = (ok is False) or (code is not None and code != 0)
-    r.b.result(raw, ts, ToolResult(call_id=call_id, content=text, is_error=is_error, exit_code=code))
+    if r.in_file and raw.source is not None and len(text) >= IN_FILE_CHARS:
+        result = ToolResult.in_file(raw, _output_of, call_id=call_id, is_error=is_error, exit_code=code)
+    else:
+        result = ToolResult(call_id=call_id, content=text, is_error=is_error, exit_code=code)
+    r.b.result(raw, ts, result)
 
 
 def _token_count(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
@@ -228,10 +243,11 @@ def _handler(kind: Any, ptype: Any) -> _Handler:
     return typed or _HANDLERS.get((kind, None), _other)
 
 
-def load(path: Path) -> Session:
+def load(path: Path, *, in_file: bool = False) -> Session:
+    """``in_file``: long outputs stay in the rollout, read back when used (``ToolResult.in_file``)."""
     source = SourceFile(path)
     stats = ReadStats()
-    r = _Rollout()
+    r = _Rollout(in_file=in_file)
     stamps: list[Any] = []
     # Each line is handled as it is read: its parsed object goes once its steps hold what they
     # keep of it (a 55 MB rollout held every object at once: 2.6 bytes per transcript byte).

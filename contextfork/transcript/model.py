@@ -7,9 +7,10 @@ can hash and restore them losslessly without the session holding a second copy o
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 # re-exported: adapters and callers name a step's raw lines from here
 from contextfork.transcript.source import RawLine as RawLine
@@ -57,12 +58,68 @@ class ToolCall(_Model):
     input: dict[str, object] = Field(default_factory=dict)
 
 
+#: Reads a result's text back from the exact bytes of the source line that holds it.
+Pick = Callable[[bytes], str]
+
+
 class ToolResult(_Model):
+    """A tool's output. Built by ``in_file``, its text stays in the transcript and ``content``
+    reads it back (verified) on each access: a whole-session command then holds no second copy
+    of the outputs, most of a long session's bytes (issue 27)."""
+
     type: Literal["tool_result"] = "tool_result"
     call_id: str
     content: str
     is_error: bool = False
     exit_code: int | None = None
+
+    @classmethod
+    def in_file(
+        cls, line: RawLine, pick: Pick, *, call_id: str, is_error: bool, exit_code: int | None
+    ) -> ToolResult:
+        """A result whose ``content`` is ``pick(line.data())``, computed on each access."""
+        result = cls.model_construct(
+            _fields_set={"call_id", "content", "is_error", "exit_code"},
+            call_id=call_id, content="", is_error=is_error, exit_code=exit_code,
+        )
+        del result.__dict__["content"]
+        object.__setattr__(result, "__pydantic_private__", {"in_file": (line, pick)})
+        return result
+
+    def _in_file(self) -> tuple[RawLine, Pick] | None:
+        private = self.__pydantic_private__
+        return None if private is None else private.get("in_file")
+
+    if not TYPE_CHECKING:  # only ``content`` of a result built by ``in_file`` is ever missing
+
+        def __getattr__(self, name: str) -> Any:
+            where = self._in_file() if name == "content" else None
+            if where is None:
+                return super().__getattr__(name)
+            line, pick = where
+            return pick(line.data())
+
+    @model_serializer(mode="wrap")
+    def _with_content(self, handler: SerializerFunctionWrapHandler) -> Any:
+        if "content" in self.__dict__:
+            return handler(self)
+        # Put in its place for the dump (which then honours include and exclude), then let go.
+        fields, text = self.__dict__, self.content
+        held = dict(fields)
+        fields.clear()
+        fields.update({k: text if k == "content" else held[k] for k in type(self).model_fields})
+        try:
+            return handler(self)
+        finally:
+            fields.clear()
+            fields.update(held)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ToolResult) and (self._in_file() or other._in_file()):
+            return self.model_dump() == other.model_dump()
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 Block = Annotated[TextBlock | ThinkingBlock | ToolCall | ToolResult, Field(discriminator="type")]

@@ -107,14 +107,15 @@ def _block(b: Any, names: dict[str, str]) -> dict[str, Any] | None:
         args = json.dumps(b.input, indent=2, ensure_ascii=False, sort_keys=True)
         return {"kind": "tool_call", "name": b.name, "text": args, "lines": args.count("\n") + 1}
     if isinstance(b, ToolResult):
+        content = b.content  # read once: it may be read back from the transcript
         return {
             "kind": "tool_result",
             "name": names.get(b.call_id, "tool"),
-            "text": b.content,
-            "lines": b.content.count("\n") + 1,
+            "text": content,
+            "lines": content.count("\n") + 1,
             "error": b.is_error or (b.exit_code not in (None, 0)),
             "exit_code": b.exit_code,
-            "stub": b.content.startswith(STUB_PREFIX),
+            "stub": content.startswith(STUB_PREFIX),
         }
     return None
 
@@ -124,8 +125,9 @@ def _stub_steps(step: Step) -> list[int]:
 
     out = []
     for r in step.tool_results:
-        if r.content.startswith(STUB_PREFIX):
-            m = re.search(r"step (\d+)", r.content)
+        content = r.content
+        if content.startswith(STUB_PREFIX):
+            m = re.search(r"step (\d+)", content)
             if m:
                 out.append(int(m.group(1)))
     return out

@@ -138,7 +138,8 @@ def build_site(
     started = time.perf_counter()
     from contextfork.transcript import load_session
 
-    session = load_session(session_path) if session_path is not None else None
+    # A whole-session page: long outputs are read back from the file as each is written.
+    session = load_session(session_path, outputs_in_file=True) if session_path is not None else None
     nav = [{"href": "index.html", "label": "Timeline"}]
     if root is not None:
         nav.append({"href": "packages.html", "label": "Packages"})
