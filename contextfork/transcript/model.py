@@ -86,6 +86,12 @@ class ToolResult(_Model):
         object.__setattr__(result, "__pydantic_private__", {"in_file": (line, pick)})
         return result
 
+    def hold(self) -> None:
+        """Keep the text in memory from now on: for a reader that uses it over and over (each
+        read of a result in the file makes a new string)."""
+        if "content" not in self.__dict__:
+            self.content = self.content
+
     def _in_file(self) -> tuple[RawLine, Pick] | None:
         private = self.__pydantic_private__
         return None if private is None else private.get("in_file")

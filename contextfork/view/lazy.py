@@ -35,18 +35,25 @@ def _preview(text: str) -> str:
     return "\n".join(text.split("\n", PREVIEW_LINES)[:PREVIEW_LINES])[:PREVIEW_CHARS]
 
 
-def split_out(steps: list[StepView]) -> Iterator[tuple[str, bytes]]:
-    """Mark each block (``id``, and ``lazy``/``preview``/``kb`` when it is large) and each cold
-    node (``src``) of ``steps``; yields the files to write beside the pages, one at a time (held
-    together they were as large as the session itself, issue 27)."""
+def split_blocks(st: StepView) -> Iterator[tuple[str, bytes]]:
+    """Mark each block of ``st`` (``id``, and ``lazy``/``preview``/``kb`` when it is large);
+    yields the files of its large ones, whose text the step then lets go: a view is built a
+    step at a time, and the texts of every step held at once were the session's outputs over
+    again (issue 27)."""
+    for i, b in enumerate(st.blocks, start=1):
+        b["id"] = f"b-{st.index}-{i}"
+        size = len(b["text"].encode("utf-8"))
+        if size > LAZY_BYTES:
+            path = f"blocks/{b['id']}.js"
+            yield path, _script(path, b["text"])
+            b["lazy"], b["preview"], b["kb"] = path, _preview(b["text"]), round(size / 1024)
+            del b["text"]  # in its file; the page shows the preview
+
+
+def split_cold(steps: list[StepView]) -> Iterator[tuple[str, bytes]]:
+    """Mark each cold node (``src``) of ``steps``; yields its file (its bytes are read from the
+    node file only here, one node at a time)."""
     for st in steps:
-        for i, b in enumerate(st.blocks, start=1):
-            b["id"] = f"b-{st.index}-{i}"
-            size = len(b["text"].encode("utf-8"))
-            if size > LAZY_BYTES:
-                path = f"blocks/{b['id']}.js"
-                yield path, _script(path, b["text"])
-                b["lazy"], b["preview"], b["kb"] = path, _preview(b["text"]), round(size / 1024)
         node = st.cold
         if node is not None and node.src is None:  # shown only on "Reveal": always loaded then
             path = f"cold/step_{node.step_id:06d}.js"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,8 +234,16 @@ class SessionView:
         return sum(1 for s in self.steps if s.failed)
 
 
-def build(session: Session, root: Path | None) -> SessionView:
-    steps = [step_view(s) for s in session.steps]
+def build(
+    session: Session, root: Path | None, *, each: Callable[[StepView], None] | None = None
+) -> SessionView:
+    """``each``: called on each step's view as it is made (the site moves its large blocks
+    out then, so that no two steps' outputs need be held at once)."""
+    steps: list[StepView] = []
+    for s in session.steps:
+        steps.append(step_view(s))
+        if each is not None:
+            each(steps[-1])
     compacted = {c.before_step for c in session.compactions}
     cold = cold_nodes(root, session.session_id)
     # Cold ids follow the step's stable key (a grown step gets a newer version): match by key,

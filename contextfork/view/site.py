@@ -17,7 +17,7 @@ from typing import Any
 from contextfork import atomic
 from contextfork.resources import data_dir, render_html_template
 from contextfork.svgchart import line_chart
-from contextfork.view.lazy import split_out
+from contextfork.view.lazy import split_blocks, split_cold
 from contextfork.view.model import SEARCH_CHARS, SessionView, build
 
 PAGE_SIZE = 100
@@ -86,6 +86,9 @@ def _replay_page(view: SessionView, nav: list[dict[str, str]]) -> str | None:
     from contextfork.render.policies import parse_policies
     from contextfork.render.replay import replay
 
+    for step in view.session.steps:  # each policy reads every output: one string each
+        for result in step.tool_results:
+            result.hold()
     report = replay(view.session, parse_policies("native,base,refold,epoch,mask,compact"))
     series: list[tuple[str, list[int | None]]] = [
         (p.policy, list(p.prompt_per_call)) for p in report.policies
@@ -145,10 +148,10 @@ def build_site(
         nav.append({"href": "packages.html", "label": "Packages"})
     if session is not None and with_replay:
         nav.append({"href": "replay.html", "label": "Replay"})
-    view = build(session, root) if session is not None else None
     static = data_dir("templates") / "view" / "static"
     out.parent.mkdir(parents=True, exist_ok=True)
     names: list[str] = []
+    view: SessionView | None = None
     with atomic.staging_dir(out.parent, prefix=f".staging-{out.name}-") as staged:
 
         def put(name: str, text: str | Iterable[str]) -> None:
@@ -159,10 +162,15 @@ def build_site(
             atomic.write_into(staged, name, data)
             names.append(name)
 
-        if view is not None:
-            # Large blocks and cold originals go to files of their own, loaded on expand.
-            for name, data in split_out(view.steps):
-                atomic.write_into(staged, name, data)
+        if session is not None:
+            # Large blocks and cold originals go to files of their own, loaded on expand:
+            # each step's as it is viewed.
+            def take_out(files: Iterable[tuple[str, bytes]]) -> None:
+                for name, data in files:
+                    atomic.write_into(staged, name, data)
+
+            view = build(session, root, each=lambda sv: take_out(split_blocks(sv)))
+            take_out(split_cold(view.steps))
             _session_pages(view, nav, put, with_replay=with_replay)
         rows = _package_pages(root, nav, put)
         if root is not None:
