@@ -56,5 +56,6 @@ def readable_step(step: Step) -> str:
                 status.append(f"exit {block.exit_code}")
             label = names.get(block.call_id, "tool")
             head = f"[tool result: {label}" + (f", {', '.join(status)}" if status else "") + "]"
-            parts.append(f"{head}\n{block.content.rstrip()}" if block.content.strip() else head)
+            content = block.content  # read once: it may be read back from the transcript
+            parts.append(f"{head}\n{content.rstrip()}" if content.strip() else head)
     return "\n\n".join(parts) + ("\n" if parts else "")

@@ -138,7 +138,8 @@ def fork_session(
         return fork_rollout(repo, transcript, min_chars=min_chars)
     # With its subagents (the export's seed reads them); our own, not shared: the fold lets its
     # steps' blocks go (issue 27), so whatever fork reads of them is taken before the fold.
-    original = load_session(transcript, between=warm, shared=False)  # the fold counts tokens
+    original = load_session(transcript, between=warm, shared=False,  # the fold counts tokens
+                            outputs_in_file=True)  # fmt: skip
     if original.format != "claude-code":
         raise UsageError(
             f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions "

@@ -58,7 +58,8 @@ def fork_role(repo: Path, transcript: Path, role: str, *, budget: int | None = N
     transcript = transcript.expanduser()
     # With its subagents, as ``fork`` does: the export's seed is taken from it. Our own, not
     # shared: the fold lets its steps' blocks go (a 55 MB parent held 2.09 B/B; issue 27).
-    original = load_session(transcript, between=warm, shared=False)  # the fold counts tokens
+    original = load_session(transcript, between=warm, shared=False,  # the fold counts tokens
+                            outputs_in_file=True)  # fmt: skip
     if original.format != "claude-code":
         raise UsageError(f"{transcript} is a {original.format} transcript; fork writes Claude Code sessions")
     orig_id = original.session_id or transcript.stem

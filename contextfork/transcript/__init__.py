@@ -45,7 +45,7 @@ def load_session(
     ``shared=False``: a session of the caller's own, neither taken from nor offered to the
     others this process holds (``fold session`` empties each step's blocks once it is folded).
 
-    ``outputs_in_file``: a whole-session command's choice. Long tool outputs (Codex rollouts)
+    ``outputs_in_file``: a whole-session command's choice. Long tool outputs (Claude Code, Codex)
     stay in the file and are read back, verified, on each use of their ``content``: most of a
     rollout's bytes are outputs, and holding them all at once was 1 byte per byte (issue 27).
     """
@@ -104,7 +104,8 @@ def _load(
     if fmt == "claude-code":
         from contextfork.transcript.claude_code import load as load_claude_code
 
-        return load_claude_code(p, include_subagents=include_subagents, between=between)
+        return load_claude_code(p, include_subagents=include_subagents, between=between,
+                                in_file=outputs_in_file)
     session = _other(p, fmt, outputs_in_file)
     if between is not None:
         between()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -107,17 +108,29 @@ def _assistant_blocks(message: dict[str, Any]) -> list[Block]:
     return out
 
 
-def _to_result(block: dict[str, Any]) -> ToolResult:
+#: Results at least this long stay in the transcript when the caller asks (``load``'s ``in_file``).
+IN_FILE_CHARS = 1024
+
+
+def _to_result(block: dict[str, Any], in_file: tuple[RawLine, int] | None = None) -> ToolResult:
+    """``in_file``: the line and position of the block, for a long result left in the file."""
     text = _content_text(block.get("content"))
     is_error = bool(block.get("is_error"))
     exit_code = None
     m = _EXIT_RE.match(text)
     if m:
         exit_code = int(m.group(1))
-    return ToolResult(
-        call_id=str(block.get("tool_use_id") or ""), content=text, is_error=is_error,
-        exit_code=exit_code,
-    )
+    call_id = str(block.get("tool_use_id") or "")
+    if in_file is not None and in_file[0].source is not None and len(text) >= IN_FILE_CHARS:
+        line, k = in_file
+        return ToolResult.in_file(line, partial(_result_text, k), call_id=call_id,
+                                  is_error=is_error, exit_code=exit_code)  # fmt: skip
+    return ToolResult(call_id=call_id, content=text, is_error=is_error, exit_code=exit_code)
+
+
+def _result_text(k: int, data: bytes) -> str:
+    """The text of a line's ``k``-th tool result, read back from its bytes."""
+    return _content_text(tool_results(json.loads(data))[k].get("content"))
 
 
 class _Builder(StepBuilder):
@@ -129,9 +142,10 @@ class _Builder(StepBuilder):
 
     stamp_empty = True
 
-    def __init__(self) -> None:
+    def __init__(self, *, in_file: bool = False) -> None:
         super().__init__()
         self.cur_key: str | None = None
+        self.in_file = in_file
 
     def add(self, obj: dict[str, Any], raw: RawLine) -> None:
         """One live line, by its ``type`` (``_KINDS``); any other type is kept, not a step."""
@@ -151,7 +165,8 @@ class _Builder(StepBuilder):
         results = tool_results(obj)
         if results:
             self.results(
-                raw, ts, [_to_result(b) for b in results],
+                raw, ts,
+                [_to_result(b, (raw, k) if self.in_file else None) for k, b in enumerate(results)],
                 call_id=str(results[0].get("tool_use_id")),
             )
             return
@@ -227,10 +242,10 @@ def build_session(
 
 def build_prepared(
     prep: Prepared, *, path: Path | None, malformed: int, agent_id: str | None = None,
-    source: SourceFile | None = None,
+    source: SourceFile | None = None, in_file: bool = False,
 ) -> Session:
     """The session of the prepared lines: its steps built from each live line in turn."""
-    builder = _Builder()
+    builder = _Builder(in_file=in_file)
     branch = cwd = None
     for rec, obj in _whole(prep.live, source):
         builder.add(obj, rec.raw(source))
@@ -287,10 +302,11 @@ def subagent_files(path: Path) -> list[Path]:
 
 
 def load(
-    path: Path, *, include_subagents: bool = True, between: Callable[[], None] | None = None
+    path: Path, *, include_subagents: bool = True, between: Callable[[], None] | None = None,
+    in_file: bool = False,
 ) -> Session:
     """``between``: run once every line's skeleton is gone and before any step is built
-    (``load_session``)."""
+    (``load_session``). ``in_file``: long tool results stay in the file (``ToolResult.in_file``)."""
     source = SourceFile(path)
     stats = read_records(path, skeleton)
     require_records(path, stats, "Claude Code")
@@ -309,16 +325,17 @@ def load(
     del records, inline  # every line's skeleton goes before the steps are built (issue 27)
     if between is not None:
         between()
-    session = build_prepared(main, path=path, malformed=malformed, agent_id=agent, source=source)
+    session = build_prepared(main, path=path, malformed=malformed, agent_id=agent, source=source,
+                             in_file=in_file)  # fmt: skip
     if not include_subagents:
         return session
     for a, prep in sides:
         session.subagents.append(
-            build_prepared(prep, path=path, malformed=0, agent_id=a, source=source)
+            build_prepared(prep, path=path, malformed=0, agent_id=a, source=source, in_file=in_file)
         )
     for sub in subagent_files(path):
         try:
-            session.subagents.append(load(sub, include_subagents=False))
+            session.subagents.append(load(sub, include_subagents=False, in_file=in_file))
         except ContextforkError:  # one broken subagent file must not hide the session
             session.malformed_lines += 1
     return session

@@ -19,7 +19,7 @@ from contextfork.errors import ExitCode, IntegrityError
 from contextfork.transcript import load_session
 from contextfork.transcript.codex import IN_FILE_CHARS
 from contextfork.transcript.model import ToolResult
-from tests.transcript.builders import write_jsonl
+from tests.transcript.builders import CC, text, tool_use, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = "".join(f"{i}: grep hit in logs/part.log — timeout after 30 s\n" for i in range(60))
@@ -74,6 +74,30 @@ def test_a_rollout_read_with_outputs_in_file_equals_the_held_reading(tmp_path: P
     assert sum("content" not in b.__dict__ for _, b in pairs) == 9
     assert [(r.is_error, r.exit_code) for r in _results(in_file)[:4]] == [
         (True, 1), (False, None), (True, None), (False, None)]
+
+
+def test_a_claude_code_session_read_with_outputs_in_file_equals_the_held_reading(
+    tmp_path: Path,
+) -> None:
+    """Two results on one line (the second is read back by its position), one short, one with
+    content parts and an exit code, one flagged as an error."""
+    cc = CC()
+    recs: list[object] = [cc.user("start")]
+    for i in range(3):
+        recs.append(cc.assistant(f"m{i}", [text("two commands"), tool_use(f"a{i}", "Bash", command="ls"),
+                                          tool_use(f"b{i}", "Bash", command="cat f")]))  # fmt: skip
+        line = cc.result(f"a{i}", f"Exit code 2\n{i}{LONG}", is_error=True)
+        line["message"]["content"].append({"type": "tool_result", "tool_use_id": f"b{i}",
+                                           "content": [{"type": "text", "text": f"b{i}{LONG}"}]})  # fmt: skip
+        recs += [line, cc.assistant(f"n{i}", [tool_use(f"c{i}", "Bash", command="pwd")]),
+                 cc.result(f"c{i}", "/w")]  # fmt: skip
+    path = write_jsonl(tmp_path / "s.jsonl", recs)
+    held, in_file = load_session(path), load_session(path, outputs_in_file=True)
+    assert in_file == held and in_file.model_dump_json() == held.model_dump_json()
+    pairs = list(zip(_results(held), _results(in_file), strict=True))
+    assert [("content" in b.__dict__) for _, b in pairs] == [False, False, True] * 3
+    assert [(b.is_error, b.exit_code) for _, b in pairs][:3] == [(True, 2), (False, None), (False, None)]
+    assert all(b.content == a.content for a, b in pairs) and pairs[1][1].content.startswith("b0")
 
 
 def test_an_in_file_output_of_a_rewritten_rollout_is_one_clear_error(tmp_path: Path) -> None:
