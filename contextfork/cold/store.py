@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ from contextfork.cold.layout import (
     store_lock,
 )
 from contextfork.cold.node import build_node, node_bytes, verify_node
-from contextfork.errors import CheckFailed, IntegrityError, NotFoundError
+from contextfork.errors import CheckFailed, ContextforkError, IntegrityError, NotFoundError
+from contextfork.inputfile import read_state_file
 
 
 class StepConflict(CheckFailed):
@@ -152,23 +154,51 @@ def read_node(
     path = layout.node_path(step_id)
     if path.is_symlink():
         raise IntegrityError(f"{path} is a symlink", hint="cold nodes must be plain files")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_state_file(path, f"cold_nodes/{path.name}")  # a FIFO is refused, never waited on
+    if raw is None:
         if check_index and _indexed(layout, step_id, conn):
             raise IntegrityError(
                 f"step {step_id}: the index lists cold_nodes/{path.name} but the file is missing "
                 "(a broken reference, IPCF CONF-12)",
                 hint="run `contextfork fold validate`; the bytes of that step are gone",
-            ) from None
+            )
         raise NotFoundError(
             f"step {step_id} is not in cold store {layout.session_id!r}",
             hint="list steps with `contextfork fold status`",
-        ) from None
+        )
     node = verify_node(raw, where=f"cold_nodes/{path.name}", step_id=step_id)
     if check_index:
         check_recorded(layout, node, conn)
     return node
+
+
+def read_nodes(
+    layout: StoreLayout, step_ids: Iterable[int]
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """``(step_id, node, None)`` for each node that verifies as ``read_node`` verifies it, else
+    ``(step_id, None, why)``: every node of a store, over one index connection (one per node
+    cost a connection and a schema check each)."""
+    conn: sqlite3.Connection | None = None
+    why: str | None = None
+    if layout.sqlite.exists():
+        try:
+            conn = idx.connect(layout)
+        except ContextforkError as err:
+            why = err.message
+    try:
+        for step_id in step_ids:
+            if why is not None:
+                yield step_id, None, why
+                continue
+            try:
+                yield step_id, read_node(layout, step_id, conn=conn), None
+            except ContextforkError as err:
+                yield step_id, None, err.message
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+                yield step_id, None, idx.failure(layout, err).message
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 def _commit(layout: StoreLayout, node: dict[str, Any], *, auto_view: bool) -> FoldOutcome:

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextfork.errors import ContextforkError, UnsafeStateDir, UsageError
+from contextfork.errors import UnsafeStateDir, UsageError
 from contextfork.forkstub import STUB_PREFIX
+from contextfork.inputfile import read_quietly
 from contextfork.layout import cold_root, hooks_log
 from contextfork.transcript.model import (
     Session,
@@ -26,6 +27,9 @@ from contextfork.transcript.model import (
     ToolCall,
     ToolResult,
 )
+
+#: A node file larger than this is not shown (its step's outputs would not fit a page either).
+_NODE_BYTES = 1 << 30
 
 #: What the search index keeps of each step (its first characters): a step view holds no more.
 SEARCH_CHARS = 4_000
@@ -49,10 +53,7 @@ class ColdNode:
         them: held for every node at once they made ``view`` of a folded 55 MB session hold
         2.65 bytes per transcript byte (issue 27). The browser re-checks them against
         ``payload_sha256``, so a file changed since it was verified shows as a mismatch."""
-        try:
-            raw = json.loads(self.path.read_bytes())
-        except (ValueError, OSError):
-            return ""
+        raw = _as_written(self.path)
         from contextfork.cold.node import payload_bytes_of
 
         try:
@@ -156,7 +157,7 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
     if root is None or not session_id:
         return {}
     from contextfork.cold.layout import StoreLayout, check_session_id
-    from contextfork.cold.store import read_node
+    from contextfork.cold.store import read_nodes
 
     try:
         layout = StoreLayout(cold_root(root), check_session_id(session_id))
@@ -165,19 +166,17 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
     if not layout.nodes_dir.is_dir() or layout.nodes_dir.is_symlink():
         return {}
     out: dict[int, ColdNode] = {}
+    paths: dict[int, Path] = {}
     for path in sorted(layout.nodes_dir.glob("step_*.json")):
         try:
-            step_id = int(path.stem.split("_", 1)[1])
-            raw = json.loads(path.read_bytes())
-        except (ValueError, OSError):
+            paths[int(path.stem.split("_", 1)[1])] = path
+        except ValueError:
             continue
+    for step_id, node, error in read_nodes(layout, paths):
+        path = paths[step_id]
+        raw = node if node is not None else _as_written(path)  # failing: shown, marked
         if not isinstance(raw, dict):
             continue
-        error = None
-        try:
-            read_node(layout, step_id)
-        except ContextforkError as err:
-            error = err.message
         source = raw.get("source") if isinstance(raw.get("source"), dict) else {}
         out[step_id] = ColdNode(
             step_id=step_id,
@@ -190,6 +189,18 @@ def cold_nodes(root: Path | None, session_id: str | None) -> dict[int, ColdNode]
             tokens=count if type(count := raw.get("token_count")) is int else 0,
         )
     return out
+
+
+def _as_written(path: Path) -> Any:
+    """A node file parsed as it is, unverified (None when it is not JSON; no fields when it
+    is not a regular file: a link or a FIFO is neither followed nor waited on)."""
+    found = read_quietly(path, _NODE_BYTES, follow=False)
+    if found is None:
+        return {}
+    try:
+        return json.loads(found[0])
+    except ValueError:
+        return None
 
 
 def pageins(root: Path | None, session_id: str | None) -> list[dict[str, Any]]:

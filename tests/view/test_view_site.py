@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import socket
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import clean_env, run_cli
 from tests.view.conftest import Viewed
@@ -63,6 +66,34 @@ def test_a_node_whose_base64_content_is_broken_is_shown_failing_not_a_crash(view
     data = viewed.build()
     assert data["failed_nodes"] == 1
     assert "FAILED verification" in viewed.html()
+
+
+def test_a_node_file_replaced_by_a_fifo_or_a_link_is_shown_failing_and_not_opened(
+    viewed: Viewed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO would block a read forever; neither it nor a link is followed. Every node is
+    verified over one connection to the store's index (one per node was a schema check each)."""
+    from contextfork.cold import index
+    from contextfork.view.model import cold_nodes
+
+    fifo, link = viewed.node(1), viewed.node(2)
+    outside = viewed.repo.path.parent / "outside.json"
+    outside.write_bytes(link.read_bytes())
+    fifo.unlink()
+    os.mkfifo(fifo)
+    link.unlink()
+    link.symlink_to(outside)
+    # a process of its own with a deadline: a read that waits on the FIFO fails, never hangs
+    res = run_cli("view", "--transcript", str(viewed.transcript), "--out", str(viewed.out),
+                  "--json", cwd=viewed.repo.path, timeout=60)  # fmt: skip
+    assert res.returncode == 0 and res.json()["data"]["failed_nodes"] == 2, res.stderr
+    opened: list[object] = []
+    real = index.connect
+    monkeypatch.setattr(index, "connect", lambda layout: opened.append(layout) or real(layout))
+    nodes = cold_nodes(viewed.repo.path, viewed.session)
+    assert len(opened) == 1 and len(nodes) >= 3
+    assert [n.step_id for n in nodes.values() if not n.verified] == [1, 2]
+    assert nodes[2].summary == "" and nodes[3].verified and nodes[3].summary
 
 
 def test_the_view_holds_no_node_payload_until_its_script_is_written(viewed: Viewed) -> None:
