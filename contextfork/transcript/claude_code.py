@@ -108,10 +108,6 @@ def _assistant_blocks(message: dict[str, Any]) -> list[Block]:
     return out
 
 
-#: Results at least this long stay in the transcript when the caller asks (``load``'s ``in_file``).
-IN_FILE_CHARS = 1024
-
-
 def _to_result(block: dict[str, Any], in_file: tuple[RawLine, int] | None = None) -> ToolResult:
     """``in_file``: the line and position of the block, for a long result left in the file."""
     text = _content_text(block.get("content"))
@@ -120,12 +116,9 @@ def _to_result(block: dict[str, Any], in_file: tuple[RawLine, int] | None = None
     m = _EXIT_RE.match(text)
     if m:
         exit_code = int(m.group(1))
-    call_id = str(block.get("tool_use_id") or "")
-    if in_file is not None and in_file[0].source is not None and len(text) >= IN_FILE_CHARS:
-        line, k = in_file
-        return ToolResult.in_file(line, partial(_result_text, k), call_id=call_id,
-                                  is_error=is_error, exit_code=exit_code)  # fmt: skip
-    return ToolResult(call_id=call_id, content=text, is_error=is_error, exit_code=exit_code)
+    span = None if in_file is None else (in_file[0], partial(_result_text, in_file[1]))
+    return ToolResult.of(text, call_id=str(block.get("tool_use_id") or ""), is_error=is_error,
+                         exit_code=exit_code, span=span)  # fmt: skip
 
 
 def _result_text(k: int, data: bytes) -> str:

@@ -64,10 +64,6 @@ def _output_text(output: Any) -> tuple[str, bool | None]:
     return text, None
 
 
-#: Outputs at least this long stay in the rollout when the caller asks (``load``'s ``in_file``).
-IN_FILE_CHARS = 1024
-
-
 def _output_of(data: bytes) -> str:
     """An output's text read back from its line's bytes (``ToolResult.in_file``)."""
     payload = json.loads(data).get("payload")
@@ -190,11 +186,8 @@ def _tool_output(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
     text, ok = _output_text(p.get("output"))
     code = r.exit_codes.get(call_id, _exit_code(text))
     is_error = (ok is False) or (code is not None and code != 0)
-    if r.in_file and raw.source is not None and len(text) >= IN_FILE_CHARS:
-        result = ToolResult.in_file(raw, _output_of, call_id=call_id, is_error=is_error, exit_code=code)
-    else:
-        result = ToolResult(call_id=call_id, content=text, is_error=is_error, exit_code=code)
-    r.b.result(raw, ts, result)
+    r.b.result(raw, ts, ToolResult.of(text, call_id=call_id, is_error=is_error, exit_code=code,
+                                      span=(raw, _output_of) if r.in_file else None))  # fmt: skip
 
 
 def _token_count(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:

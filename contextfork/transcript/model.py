@@ -61,6 +61,9 @@ class ToolCall(_Model):
 #: Reads a result's text back from the exact bytes of the source line that holds it.
 Pick = Callable[[bytes], str]
 
+#: A result at least this long stays in its file when the reader asks (``ToolResult.of``).
+IN_FILE_CHARS = 1024
+
 
 class ToolResult(_Model):
     """A tool's output. Built by ``in_file``, its text stays in the transcript and ``content``
@@ -72,6 +75,17 @@ class ToolResult(_Model):
     content: str
     is_error: bool = False
     exit_code: int | None = None
+
+    @classmethod
+    def of(
+        cls, text: str, *, call_id: str, is_error: bool, exit_code: int | None,
+        span: tuple[RawLine, Pick] | None = None,
+    ) -> ToolResult:
+        """A result of ``text``; left in the file (``in_file``) when ``span`` names the line of a
+        file it is read back from and the text is at least ``IN_FILE_CHARS`` long."""
+        if span is not None and span[0].source is not None and len(text) >= IN_FILE_CHARS:
+            return cls.in_file(*span, call_id=call_id, is_error=is_error, exit_code=exit_code)
+        return cls(call_id=call_id, content=text, is_error=is_error, exit_code=exit_code)
 
     @classmethod
     def in_file(

@@ -17,8 +17,7 @@ import pytest
 
 from contextfork.errors import ExitCode, IntegrityError
 from contextfork.transcript import load_session
-from contextfork.transcript.codex import IN_FILE_CHARS
-from contextfork.transcript.model import ToolResult
+from contextfork.transcript.model import IN_FILE_CHARS, ToolResult
 from tests.transcript.builders import CC, text, tool_use, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
