@@ -10,6 +10,8 @@ median wall time and median CPU time (user + sys of the process and its children
   npx ccusage session --json --offline            (ccusage@20.0.24, F in a temp CLAUDE_CONFIG_DIR)
   ccusage session --json --offline                (its bin: a node launcher that runs ...)
   @ccusage/ccusage-<os>-<arch>/bin/ccusage        (... this static native binary, direct)
+(``--floor``: and what no Python ``status`` can skip: the interpreter reading F, splitting it and
+decoding each line with msgspec, into status's struct and into a one-field one, nothing else)
 with the ratios, and checks that our billing totals equal ccusage's. ``--chain N`` benchmarks
 the chained N-copy session of bench/transcript_memory_bench.py (20: 55 MB) instead of F.
 Targets: status <= 400 ms and warm statusline <= 150 ms on the 2.8 MB session (issue 4), both
@@ -34,6 +36,27 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT = HERE.parents[1] / "shared/data/transcripts/claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 CCUSAGE_VERSION = "20.0.24"  # 20.0.26 lacks its linux native package on the registry
+
+
+# What no Python ``status`` can skip: start the interpreter, read the file, split it into lines
+# and decode each with msgspec (into status's own struct, or into one field), and nothing else.
+FLOOR = """
+import gc, sys
+gc.disable()
+import msgspec
+if sys.argv[2] == "rec":
+    from contextfork.telemetry.ccstruct import _DECODER as d
+else:
+    class One(msgspec.Struct):
+        type: str | None = None
+    d = msgspec.json.Decoder(One)
+decode = d.decode
+with open(sys.argv[1], "rb") as fh:
+    data = fh.read()
+for line in data.split(b"\\n"):
+    if line:
+        decode(line)
+"""
 
 
 def timed(cmd: list[str], *, env: dict[str, str], cwd: Path, stdin: str | None = None) -> tuple[float, float, str]:
@@ -95,6 +118,8 @@ def main() -> int:  # noqa: C901 - one linear script
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--baseline-tree", type=Path, default=None,
                     help="also time `status` from this checkout (PYTHONPATH), interleaved: A/B")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time what no Python status can skip: read, split, msgspec decode")
     ap.add_argument("--ccusage-dir", type=Path, default=Path(tempfile.gettempdir()) / "contextfork-bench-ccusage")
     args = ap.parse_args()
     contextfork = str(Path(sys.executable).with_name("contextfork"))
@@ -150,6 +175,10 @@ def main() -> int:  # noqa: C901 - one linear script
             "bin": Bench([str(ccusage_bin), *cc_args], cc_env, args.ccusage_dir),
             "native": Bench([str(native_bin), *cc_args], cc_env, args.ccusage_dir),
         }
+        if args.floor:
+            here_env = {**env, "PYTHONPATH": str(HERE.parent)}
+            benches["floor-rec"] = Bench([sys.executable, "-c", FLOOR, str(src), "rec"], here_env, repo)
+            benches["floor-one"] = Bench([sys.executable, "-c", FLOOR, str(src), "one"], here_env, repo)
         if args.baseline_tree:
             base_env = {**env, "PYTHONPATH": str(args.baseline_tree.resolve())}
             benches["status-base"] = Bench(status_cmd, base_env, repo, before=clear_cache)
@@ -186,6 +215,8 @@ def main() -> int:  # noqa: C901 - one linear script
         ("npx", f"npx ccusage@{CCUSAGE_VERSION} session --json"),
         ("bin", "ccusage session --json (its node launcher)"),
         ("native", "ccusage native binary, direct"),
+        ("floor-rec", "floor: python, read, split, msgspec into Rec"),
+        ("floor-one", "  same, into a one-field struct"),
     ]
     print(f"  {'':44s} {'wall ms':>8s} {'CPU ms':>8s}")
     for key, label in rows:
