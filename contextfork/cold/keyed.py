@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contextfork.atomic import write_bytes
+from contextfork.atomic import fsync_dir, write_bytes
 from contextfork.cold import index as idx
 from contextfork.cold import stepkeys
 from contextfork.cold.layout import StoreLayout, policy_sha256, store_lock
@@ -138,6 +138,7 @@ def _commit(layout: StoreLayout, steps: Sequence[Step], build: Builder,
             placed = _plan(conn, layout, steps, build, cache, spill, open_last, True)
             cache.clear()  # what is not placed is not written
             pending: list[Placed] = []
+            written = False
             for p in placed:
                 path = layout.node_path(p.step_id)
                 if p.action == "write":
@@ -150,12 +151,15 @@ def _commit(layout: StoreLayout, steps: Sequence[Step], build: Builder,
                                 hint="run `contextfork fold validate`, then `contextfork fold index`",
                             )
                         p.built = None  # indexed as the file holds it
-                    else:
-                        write_bytes(path, p.built.data())  # phase 1: the node file
+                    else:  # phase 1: the node file (its rename flushed below, once for all)
+                        write_bytes(path, p.built.data(), sync_dir=False)
+                        written = True
                     pending.append(p)
                 else:
                     p.built = None
                     p.node = _summary(read_node(layout, p.step_id))  # stored bytes re-verified (exit 3)
+            if written:  # every node file on disk, renames too, before the index names one
+                fsync_dir(layout.nodes_dir)
             with idx.transaction(conn):  # phase 2: index rows and keys, one transaction
                 for p in pending:  # one node at a time: the bytes just written, or the orphan's
                     node = (json.loads(p.built.data()) if p.built is not None
