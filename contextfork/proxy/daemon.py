@@ -112,6 +112,15 @@ async def _watch(base: Path, stop: asyncio.Event, grace: float) -> None:
             stop.set()
 
 
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGTERM, SIGINT or SIGHUP: the server stops cleanly on any of them."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
 def run_user_daemon(port: int) -> int:
     """Serve the user's clients until the last one is gone (``contextfork proxy --user``)."""
     from contextfork import __version__
@@ -124,10 +133,7 @@ def run_user_daemon(port: int) -> int:
     grace = float(os.environ.get("CONTEXTFORK_PROXY_GRACE", "5") or 5)
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(sig, stop.set)
+        stop = _stop_on_signals()
 
         def ready(bound: int) -> None:
             write_json(base / STATE, {"pid": os.getpid(), "port": bound,
@@ -166,10 +172,7 @@ def run_foreground(port: int, upstream: str, root: Path | None) -> int:
     proxy = Proxy(upstream, root, log=ProxyLog(None))
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(sig, stop.set)
+        stop = _stop_on_signals()
 
         def ready(bound: int) -> None:
             print(f"contextfork proxy: http://127.0.0.1:{bound} -> {upstream} "

@@ -193,6 +193,11 @@ class StepBuilder:
             step.key = key
 
 
+def str_or(value: Any, default: str | None) -> str | None:
+    """``value`` when it is a string (a header field), else what was known before."""
+    return value if isinstance(value, str) else default
+
+
 def int_field(d: dict[str, Any], *keys: str) -> int:
     """First integer found under ``keys`` (harnesses rename their usage fields)."""
     for k in keys:

@@ -16,7 +16,7 @@ from typing import Any
 
 from contextfork.transcript._content import flatten_text
 from contextfork.transcript._jsonl import ReadStats, each_record, require_records
-from contextfork.transcript._steps import StepBuilder, int_field, timestamps
+from contextfork.transcript._steps import StepBuilder, int_field, str_or, timestamps
 from contextfork.transcript.model import (
     Block,
     RawLine,
@@ -134,14 +134,10 @@ class _Rollout:
     in_file: bool = False
 
 
-def _str(value: Any, default: str | None) -> str | None:
-    return value if isinstance(value, str) else default
-
-
 def _session_meta(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
-    r.session_id = _str(p.get("id"), r.session_id)
-    r.cwd = _str(p.get("cwd"), r.cwd)
-    r.system = _str(p.get("instructions"), r.system)
+    r.session_id = str_or(p.get("id"), r.session_id)
+    r.cwd = str_or(p.get("cwd"), r.cwd)
+    r.system = str_or(p.get("instructions"), r.system)
     git = p.get("git")
     if isinstance(git, dict) and isinstance(git.get("branch"), str):
         r.branch = git["branch"]
@@ -149,7 +145,7 @@ def _session_meta(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None
 
 
 def _turn_context(r: _Rollout, p: dict[str, Any], raw: RawLine, ts: Any) -> None:
-    r.model = _str(p.get("model"), r.model)
+    r.model = str_or(p.get("model"), r.model)
     r.b.other(raw, ts)
 
 

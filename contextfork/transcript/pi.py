@@ -15,7 +15,7 @@ from typing import Any
 
 from contextfork.transcript._content import flatten_text
 from contextfork.transcript._jsonl import Record, read_records, require_records
-from contextfork.transcript._steps import StepBuilder, timestamps, usage_fields
+from contextfork.transcript._steps import StepBuilder, str_or, timestamps, usage_fields
 from contextfork.transcript.model import (
     Block,
     RawLine,
@@ -113,19 +113,15 @@ class _Reader:
     model: str | None = None
 
 
-def _str(value: Any, default: str | None) -> str | None:
-    return value if isinstance(value, str) else default
-
-
 def _session(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
-    r.session_id = _str(obj.get("id"), r.session_id)
-    r.cwd = _str(obj.get("cwd"), r.cwd)
-    r.model = _str(obj.get("modelId"), r.model)
+    r.session_id = str_or(obj.get("id"), r.session_id)
+    r.cwd = str_or(obj.get("cwd"), r.cwd)
+    r.model = str_or(obj.get("modelId"), r.model)
     r.b.other(raw, ts)
 
 
 def _model_change(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
-    r.model = _str(obj.get("modelId"), r.model)
+    r.model = str_or(obj.get("modelId"), r.model)
     r.b.other(raw, ts)
 
 
@@ -159,7 +155,7 @@ def _message(r: _Reader, obj: dict[str, Any], raw: RawLine, ts: Any) -> None:
 def _assistant(r: _Reader, msg: dict[str, Any], raw: RawLine, ts: Any) -> None:
     r.b.output(
         raw, ts, _assistant_blocks(msg.get("content")), new_call=True,
-        usage=_usage(msg.get("usage")), model=_str(msg.get("model"), r.model),
+        usage=_usage(msg.get("usage")), model=str_or(msg.get("model"), r.model),
     )
 
 
