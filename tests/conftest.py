@@ -19,10 +19,18 @@ else:
 
 # What starts a process that may be a contextfork command (directly, or through a git hook).
 _SPAWNS = re.compile(r"run_cli\(|subprocess|sys\.executable|Popen|commit_all|\"commit\"")
-# Modules whose processes are never contextfork commands a server could answer: the wheel's
-# commands run from a fresh venv (another build, so never served), and the memory tests
-# measure a child Python of their own.
-_NEVER_SERVED = frozenset({"test_wheel.py", "test_fold_memory.py", "test_raw_spans.py"})
+# Modules whose processes are never contextfork commands a server could answer (paths under
+# tests/): the wheel's commands run from a fresh venv (another build, so never served); the
+# others start a child Python of their own (``-c``: library calls, memory or lock probes),
+# mkdocs or ccusage. A test of a served module that starts none is marked ``cold_only``.
+_NEVER_SERVED = frozenset({
+    "test_wheel.py", "test_docs.py", "cold/test_fold_memory.py", "transcript/test_raw_spans.py",
+    "transcript/test_outputs_in_file.py", "harness/test_fork_memory.py",
+    "curate/test_pagein.py", "curate/test_verbs.py", "package/test_jsoncheck.py",
+    "telemetry/test_status_plain.py", "telemetry/test_billing.py", "cold/test_cli.py",
+    "cold/test_conformance.py", "cold/test_lock.py", "cold/test_concurrency.py",
+})
+_TESTS = Path(__file__).resolve().parent
 
 
 def pytest_ignore_collect(collection_path: Path) -> bool | None:
@@ -34,10 +42,20 @@ def pytest_ignore_collect(collection_path: Path) -> bool | None:
     name = collection_path.name
     if not (name.startswith("test_") and name.endswith(".py")):
         return None
-    if name in _NEVER_SERVED:
+    if collection_path.resolve().relative_to(_TESTS).as_posix() in _NEVER_SERVED:
         return True
     text = collection_path.read_text(encoding="utf-8", errors="replace")
     return None if _SPAWNS.search(text) else True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The served pass leaves out the tests marked ``cold_only`` (they start no command)."""
+    if os.environ.get("CONTEXTFORK_TEST_SERVER") != "on":
+        return
+    dropped = [i for i in items if i.get_closest_marker("cold_only")]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if not i.get_closest_marker("cold_only")]
 
 
 @pytest.fixture(autouse=True)
