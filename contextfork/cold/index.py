@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -141,26 +142,43 @@ def _clean(err: BaseException) -> str:
 #: SQLite's page cache per connection (its default is 2 MiB): a fold of a 55 MB session over a
 #: store it folded before filled it and went past 2 bytes of memory per transcript byte.
 CACHE_KIB = 256
+BUSY_SECONDS = 30  # how long a writer waits for another (SQLite's busy timeout), and set-up
 
 
 def connect(layout: StoreLayout) -> sqlite3.Connection:
     ensure_for_store(layout.root)
     layout.dir.mkdir(parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(layout.sqlite, timeout=30, isolation_level=None)
+        conn = sqlite3.connect(layout.sqlite, timeout=BUSY_SECONDS, isolation_level=None)
     except sqlite3.DatabaseError as err:
         raise failure(layout, err) from None
     conn.row_factory = _typed_row
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        conn.executescript(_SCHEMA)
-        conn.execute("SELECT step_id, artifact_sha256 FROM nodes LIMIT 1").fetchall()
-    except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a message can quote damaged bytes
-        conn.close()
-        raise failure(layout, err) from None
-    return conn
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            conn.executescript(_SCHEMA)
+            conn.execute("SELECT step_id, artifact_sha256 FROM nodes LIMIT 1").fetchall()
+            return conn
+        except sqlite3.OperationalError as err:
+            if _busy(err) and time.monotonic() < deadline:
+                time.sleep(0.005 + time.perf_counter_ns() % 20_000_000 / 1e9)  # 5-25 ms, jittered
+                continue
+            conn.close()
+            raise failure(layout, err) from None
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a message can quote damaged bytes
+            conn.close()
+            raise failure(layout, err) from None
+
+
+def _busy(err: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (any extended code). While a new index is being set up by
+    several processes at once (WAL mode, schema), SQLite refuses some of them at once instead
+    of waiting (it would deadlock): those try again, up to the busy timeout."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (5, 6)
 
 
 def discard(layout: StoreLayout) -> Path | None:

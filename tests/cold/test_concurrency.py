@@ -54,3 +54,34 @@ def test_same_step_from_two_processes_one_wins_the_other_is_refused_or_noop(tmp_
     outs = sorted(p.communicate(timeout=60)[0].strip() for p in procs)
     assert outs == ["ok", "refused 1"]
     assert api.validate(store_dir=store).errors == []
+
+
+def test_a_new_store_opened_by_many_writers_at_once_opens_for_every_one(tmp_path: Path) -> None:
+    """While a new index is set up (WAL mode, schema), SQLite refuses some of the connections
+    racing for it at once, without waiting ("database is locked": 4 rounds in 100 of 12, and a
+    parallel `fold session` failed in CI). Each retries until the busy timeout."""
+    import threading
+
+    from contextfork.cold import index as idx
+    from contextfork.cold.layout import StoreLayout
+
+    for n in range(150):
+        layout = StoreLayout(tmp_path / f"r{n}" / "cold", "par")
+        start = threading.Barrier(12)
+        errors: list[str] = []
+
+        def writer(layout: StoreLayout = layout, start: threading.Barrier = start,
+                   errors: list[str] = errors) -> None:
+            start.wait()
+            try:
+                with idx.opened(layout) as conn:
+                    conn.execute("SELECT COUNT(*) FROM nodes").fetchall()
+            except Exception as err:  # every failure is the finding
+                errors.append(f"{type(err).__name__}: {err}")
+
+        threads = [threading.Thread(target=writer) for _ in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, f"round {n}: {errors[:2]}"
