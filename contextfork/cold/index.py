@@ -118,19 +118,19 @@ def _json_list(text: str) -> list[Any]:
 
 def failure(layout: StoreLayout, err: BaseException) -> ContextforkError:
     """One line for an error SQLite (or its text) raised while this store's index was used."""
-    code = getattr(err, "sqlite_errorcode", None)
+    code = _primary(err)
     where = f"{layout.sqlite.name} of cold store {layout.session_id!r}"
-    if isinstance(code, int) and code & 0xFF in _NOT_DAMAGE and not _readonly_by_content(layout, code):
+    if code in _NOT_DAMAGE and not _readonly_by_content(layout, code):
         return IndexUnavailable(f"{where} cannot be used now ({_clean(err)})",
                                 hint="try again; check free space and permissions")  # fmt: skip
     reason = "it holds text that is not UTF-8" if isinstance(err, UnicodeDecodeError) else _clean(err)
     return UnreadableIndex(f"{where} is damaged ({reason})", hint=REBUILD_HINT)
 
 
-def _readonly_by_content(layout: StoreLayout, code: int) -> bool:
+def _readonly_by_content(layout: StoreLayout, code: int | None) -> bool:
     """SQLITE_READONLY on a file and directory we may write: the header's write-version byte
     says the file is from a format we must not write, i.e. damage."""
-    return code & 0xFF == 8 and os.access(layout.sqlite, os.W_OK) and os.access(layout.dir, os.W_OK)
+    return code == 8 and os.access(layout.sqlite, os.W_OK) and os.access(layout.dir, os.W_OK)
 
 
 def _clean(err: BaseException) -> str:
@@ -177,8 +177,13 @@ def _busy(err: sqlite3.OperationalError) -> bool:
     """SQLITE_BUSY or SQLITE_LOCKED (any extended code). While a new index is being set up by
     several processes at once (WAL mode, schema), SQLite refuses some of them at once instead
     of waiting (it would deadlock): those try again, up to the busy timeout."""
+    return _primary(err) in (5, 6)
+
+
+def _primary(err: BaseException) -> int | None:
+    """SQLite's primary result code of ``err`` (its extended code's low byte), if it has one."""
     code = getattr(err, "sqlite_errorcode", None)
-    return isinstance(code, int) and code & 0xFF in (5, 6)
+    return code & 0xFF if isinstance(code, int) else None
 
 
 def discard(layout: StoreLayout) -> Path | None:
